@@ -1,0 +1,46 @@
+# raider_ros: every target does its own set-up (scripts/setup.sh is idempotent and fast
+# once done). Run from the repository root.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+ENV := source scripts/env.sh &&
+PYTEST_ARGS ?=
+CASES ?= data/benchmark
+BACKEND ?= rules
+OUT ?= out/evaluation
+
+.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate clean
+
+help:
+	@echo "make demo      run the offline demo (no API key)"
+	@echo "make test      run the whole test suite"
+	@echo "make bench     run bench/*.py, figures to bench/results/<name>.json"
+	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir>"
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+
+demo: setup
+	@$(ENV) python -m raider_ros.tools.demo
+
+test: setup
+	@$(ENV) python -m pytest test $(PYTEST_ARGS)
+
+test-unit: setup
+	@$(ENV) python -m pytest test/unit $(PYTEST_ARGS)
+
+test-node: setup
+	@$(ENV) python -m pytest test/node $(PYTEST_ARGS)
+
+test-integration: setup
+	@$(ENV) python -m pytest test/integration $(PYTEST_ARGS)
+
+bench: setup
+	@$(ENV) python bench/run_all.py
+
+evaluate: setup
+	@$(ENV) python -m raider_ros.tools.evaluate --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)"
+
+clean:
+	rm -rf build install log bench/results out

@@ -1,0 +1,1 @@
+"""ROS-free building blocks: scenes, camera model, rendering, the simulated world."""
