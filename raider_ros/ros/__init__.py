@@ -1,0 +1,1 @@
+"""ROS 2 adapters shared by the nodes: message conversions, parameters, spinning."""

@@ -1,0 +1,1 @@
+"""Command-line tools (each has a main() and an executable under lib/raider_ros)."""

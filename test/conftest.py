@@ -1,0 +1,15 @@
+"""Shared test set-up: every test session talks on its own ROS domain, so parallel runs and
+other ROS graphs on the machine never cross-talk."""
+import os
+import random
+import sys
+from pathlib import Path
+
+# test helpers import as `support.<module>` (test/support/)
+TEST_DIR = Path(__file__).resolve().parent
+if str(TEST_DIR) not in sys.path:
+    sys.path.insert(0, str(TEST_DIR))
+
+os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(1, 100)))
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
