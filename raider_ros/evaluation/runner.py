@@ -1,0 +1,141 @@
+"""Running benchmark cases through an issue-detection pipeline and scoring them.
+
+A pipeline is anything with two methods (:class:`Pipeline`):
+
+* ``prepare(scene, setup)`` — make the world show the case: load ``scene`` if it is not the
+  one loaded, apply the case's setup block, let perception refresh;
+* ``detect(query) -> DetectOutcome`` — run issue detection on the query.
+
+The ROS-backed pipeline (sim_world services + issue_detector) lives in the node layer; the
+in-process one is :class:`raider_ros.evaluation.local.LocalPipeline`.
+
+:class:`Evaluator` runs every case, prints one progress line per case, and never stops on
+a case's error: an exception from ``prepare`` or ``detect`` becomes a failed case with
+``status: "error"`` and the message.
+"""
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+from raider_ros.core.scene import Scene
+
+from .cases import Benchmark, Case, filter_cases
+from .report import build_report, write_reports
+from .scoring import CaseResult, score_case
+
+
+@dataclass
+class DetectOutcome:
+    issue: str | None                 # none | ambiguity | unfeasibility; None when no answer
+    explanation: str = ""
+    grounding: Sequence[str] = ()
+    status: str = "ok"                # ok | error | timeout | ... (anything but ok is a failure)
+    error: str | None = None
+    llm_turns: int = 0
+    tool_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    elapsed_s: float | None = None    # detection time; the runner measures it when None
+
+
+class Pipeline(Protocol):
+    def prepare(self, scene: Scene, setup: Any) -> None: ...
+
+    def detect(self, query: str) -> DetectOutcome: ...
+
+
+def _print_progress(line: str) -> None:
+    print(line, flush=True)
+
+
+class Evaluator:
+    """``Evaluator(pipeline).run(benchmark)`` -> list of :class:`CaseResult`."""
+
+    def __init__(self, pipeline: Pipeline, progress: Callable[[str], None] | None = _print_progress,
+                 backend: str = ""):
+        self.pipeline = pipeline
+        self.progress = progress or (lambda _line: None)
+        self.backend = backend or getattr(pipeline, "name", "") or type(pipeline).__name__
+
+    def run_case(self, bench: Benchmark, case: Case) -> CaseResult:
+        scene = bench.scenes[case.scene]
+        world: Scene | None = None
+        t0 = time.monotonic()
+        try:
+            world = bench.scene_for(case)
+            self.pipeline.prepare(scene, case.setup)
+            t0 = time.monotonic()
+            outcome = self.pipeline.detect(case.query)
+            if not isinstance(outcome, DetectOutcome):
+                raise TypeError(f"pipeline.detect returned {type(outcome).__name__}, not DetectOutcome")
+        except Exception as exc:  # noqa: BLE001 - one case's failure must not stop the run
+            outcome = DetectOutcome(issue=None, status="error",
+                                    error=f"{type(exc).__name__}: {exc}".strip(),
+                                    elapsed_s=time.monotonic() - t0)
+            tb = traceback.extract_tb(exc.__traceback__)
+            if tb:
+                outcome.error += f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})"
+        elapsed = outcome.elapsed_s if outcome.elapsed_s is not None else time.monotonic() - t0
+        issue = outcome.issue if outcome.status == "ok" else None
+        score = score_case(case, issue, outcome.explanation, outcome.grounding, world or scene)
+        return CaseResult(
+            id=case.id, scene=case.scene, category=case.category, query_type=case.query_type,
+            abstraction=case.abstraction, query=case.query, expected_issue=case.expected_issue,
+            reported_issue=outcome.issue, grnd=score.grnd, det=score.det, expl=score.expl,
+            time_s=float(elapsed), llm_turns=int(outcome.llm_turns or 0),
+            tool_calls=int(outcome.tool_calls or 0), prompt_tokens=int(outcome.prompt_tokens or 0),
+            completion_tokens=int(outcome.completion_tokens or 0),
+            explanation=outcome.explanation or "", grounding=[str(g) for g in outcome.grounding or ()],
+            expected_grounding=list(case.grounding) if case.grounding is not None else None,
+            status=outcome.status, error=outcome.error,
+            missed_mentions=[list(g) for g in score.missed_mentions],
+            unnamed_candidates=list(score.unnamed_candidates),
+        )
+
+    def run(self, bench: Benchmark, *, pattern: str | None = None, limit: int | None = None) -> list[CaseResult]:
+        cases = filter_cases(bench.cases, pattern, limit)
+        results = []
+        width = max((len(c.id) for c in cases), default=4)
+        for n, case in enumerate(cases, 1):
+            r = self.run_case(bench, case)
+            results.append(r)
+            verdict = "ok" if r.expl else ("ERROR" if r.status != "ok" else "fail")
+            line = (f"[{n:>{len(str(len(cases)))}}/{len(cases)}] {case.id:<{width}} {case.category:<4}"
+                    f" expected {case.expected_issue:<13} reported {str(r.reported_issue):<13}"
+                    f" {verdict:<5} {r.time_s:6.2f} s")
+            if r.error:
+                line += f"  {r.error[:120]}"
+            self.progress(line)
+        return results
+
+    def evaluate(self, bench: Benchmark, out_dir: str | Path, *, pattern: str | None = None,
+                 limit: int | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run, score, write report.json / report.md / report.png; return the report."""
+        results = self.run(bench, pattern=pattern, limit=limit)
+        report = build_report(self.backend, results, load_errors=bench.errors,
+                              load_warnings=bench.warnings, directory=str(bench.directory), extra=extra)
+        write_reports(out_dir, report)
+        return report
+
+
+def print_summary(report: dict[str, Any], out_dir: str | Path, stream=sys.stdout) -> None:
+    o = report["overall"]
+
+    def pct(v: float | None) -> str:
+        return "–" if v is None else f"{100 * v:.1f} %"
+
+    print(f"\n{report['backend']}: {report['cases']} cases  Grnd {pct(o['grnd'])}  Det {pct(o['det'])}"
+          f"  Expl {pct(o['expl'])}  time mean {o['time_mean_s'] or 0:.2f} s"
+          f" (p95 {o['time_p95_s'] or 0:.2f} s)  errors {o['errors']}", file=stream)
+    for cat, s in report["by_category"].items():
+        print(f"  {cat:<4} {s['cases']:>4} cases  Expl {pct(s['expl'])}", file=stream)
+    if report["load_errors"]:
+        print(f"{len(report['load_errors'])} load errors:", file=stream)
+        for e in report["load_errors"]:
+            print(f"  {e['text']}", file=stream)
+    print(f"reports in {Path(out_dir)}/ (report.json, report.md, report.png)", file=stream)

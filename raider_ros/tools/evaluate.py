@@ -1,0 +1,132 @@
+"""Evaluate issue detection on a directory of benchmark format v1.
+
+    python -m raider_ros.tools.evaluate --cases DIR --backend rules|openai|scripted --out DIR
+           [--mode local|ros] [--limit N] [--filter REGEX]
+    python -m raider_ros.tools.evaluate --cases DIR --check          # load and validate only
+    python -m raider_ros.tools.evaluate --compare OUT1 OUT2 ... --out DIR   # side-by-side tables
+
+Writes OUT/report.json, OUT/report.md and OUT/report.png. Exit status: 0 when the run
+completed (failed cases included), 1 when there was nothing to run (no loadable case, or the
+filter matched none) or ``--check`` found load errors, 2 for a usage error (missing or empty
+directory, unavailable pipeline).
+
+Pipelines: ``--mode local`` builds the in-process pipeline
+(``raider_ros.evaluation.local.make_pipeline``); ``--mode ros`` the ROS-backed one
+(``raider_ros.ros.eval_pipeline.make_pipeline``). Both take the backend name.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from raider_ros.evaluation.cases import CATEGORIES, load_benchmark
+from raider_ros.evaluation.report import load_report, markdown, plot
+from raider_ros.evaluation.runner import Evaluator, print_summary
+
+BACKENDS = ("rules", "openai", "scripted")
+PIPELINE_MODULES = {"local": "raider_ros.evaluation.local", "ros": "raider_ros.ros.eval_pipeline"}
+
+
+class UsageError(Exception):
+    pass
+
+
+def make_pipeline(mode: str, backend: str):
+    module_name = PIPELINE_MODULES[mode]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"the {mode} pipeline is not available ({module_name}: {exc})") from None
+    return module.make_pipeline(backend)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evaluate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", help="directory of *.scene.yaml and *.cases.yaml files")
+    p.add_argument("--backend", default="rules", choices=BACKENDS)
+    p.add_argument("--out", default="out/evaluation", help="output directory for the reports")
+    p.add_argument("--mode", default="local", choices=tuple(PIPELINE_MODULES))
+    p.add_argument("--limit", type=int, help="run at most N cases")
+    p.add_argument("--filter", metavar="REGEX", help="only cases whose id, scene, category or query matches")
+    p.add_argument("--check", action="store_true", help="load and validate the directory, run nothing")
+    p.add_argument("--compare", nargs="+", metavar="REPORT",
+                   help="report.json files (or their directories): write report.md/png side by side")
+    return p
+
+
+def _check_dir(path: str | None) -> Path:
+    if not path:
+        raise UsageError("--cases DIR is required")
+    d = Path(path)
+    if not d.is_dir():
+        raise UsageError(f"{d}: no such directory")
+    if not any(d.glob("*.cases.yaml")):
+        raise UsageError(f"{d}: no *.cases.yaml files (a benchmark directory holds *.scene.yaml "
+                         "and *.cases.yaml files, see docs/benchmark-format.md)")
+    return d
+
+
+def _compare(paths: list[str], out: Path) -> int:
+    runs = []
+    for p in paths:
+        try:
+            runs.append(load_report(p))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read report {p}: {exc}") from None
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(markdown(runs), encoding="utf-8")
+    plot(runs, out / "report.png")
+    print(f"compared {len(runs)} runs: {out / 'report.md'}, {out / 'report.png'}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if args.compare:
+        return _compare(args.compare, out)
+    directory = _check_dir(args.cases)
+    bench = load_benchmark(directory)
+    for e in bench.errors:
+        print(f"load error: {e}", file=sys.stderr)
+    for w in bench.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.check:
+        counts = {c: sum(1 for k in bench.cases if k.category == c) for c in CATEGORIES}
+        print(f"{directory}: {len(bench.scenes)} scenes, {len(bench.cases)} cases "
+              f"({', '.join(f'{c} {n}' for c, n in counts.items())}), {len(bench.errors)} load errors")
+        return 1 if bench.errors else 0
+    if not bench.cases:
+        print(f"{directory}: no case could be loaded ({len(bench.errors)} load errors)", file=sys.stderr)
+        return 1
+    pipeline = make_pipeline(args.mode, args.backend)
+    evaluator = Evaluator(pipeline, backend=getattr(pipeline, "name", "") or args.backend)
+    try:
+        report = evaluator.evaluate(bench, out, pattern=args.filter, limit=args.limit,
+                                    extra={"mode": args.mode})
+    finally:
+        close = getattr(pipeline, "close", None)
+        if callable(close):
+            close()
+    if not report["cases"]:
+        print(f"no case matched --filter {args.filter!r} / --limit {args.limit}", file=sys.stderr)
+        return 1
+    print_summary(report, out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as exc:
+        print(f"evaluate: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("evaluate: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
