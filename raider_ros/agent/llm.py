@@ -17,12 +17,14 @@ Message = dict  # {"role": str, "content": str}
 
 class LLMError(RuntimeError):
     """The backend could not produce a reply. ``reason`` names the cause for the user
-    (unreachable endpoint, HTTP 429 after retries, timeout, malformed answer, ...)."""
+    (unreachable endpoint, HTTP 429 after retries, timeout, malformed answer, ...).
+    ``retry_after``: seconds the server asked to wait before retrying (HTTP Retry-After)."""
 
-    def __init__(self, reason: str, *, retryable: bool = False):
+    def __init__(self, reason: str, *, retryable: bool = False, retry_after: float | None = None):
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
+        self.retry_after = retry_after
 
 
 @dataclass
