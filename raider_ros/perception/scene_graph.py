@@ -37,7 +37,7 @@ import networkx as nx
 import numpy as np
 
 from .matching import Entity, Matcher
-from .provider import Provider, RobotInfo
+from .provider import Provider, ProviderError, RobotInfo
 from .types import PerceivedObject, Relation
 
 ROBOT_ID = "robot"
@@ -60,6 +60,14 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset, np.ndarray)):
         return [jsonable(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
     return str(value)
+
+
+def _ask(fn: Callable[[], Any], default: Any) -> Any:
+    """A provider answer, or ``default`` while the provider has nothing yet."""
+    try:
+        return fn()
+    except ProviderError:
+        return default
 
 
 def type_from_id(obj_id: str) -> str:
@@ -244,12 +252,12 @@ class SceneGraph:
         with self._lock:
             prev = self._snap
             now = float(self._clock() if stamp is None else stamp)
-            robot = provider.robot() if provider is not None else prev.robot
+            robot = _ask(provider.robot, prev.robot) if provider is not None else prev.robot
             ids = self._assign_ids(objects, prev)
 
             g = nx.MultiDiGraph()
             perceived: dict[str, PerceivedObject] = {}
-            people = {p.id: p for p in provider.people()} if provider is not None else {}
+            people = {p.id: p for p in _ask(provider.people, [])} if provider is not None else {}
             added = []
             for name, po in objects.items():
                 if not isinstance(po, PerceivedObject):
@@ -325,7 +333,7 @@ class SceneGraph:
         if fn is not None:
             try:
                 return str(fn(nid))
-            except KeyError:
+            except (KeyError, ProviderError):
                 pass
         return type_from_id(nid)
 
@@ -352,8 +360,8 @@ class SceneGraph:
             try:
                 state = dict(provider.state(nid))
                 properties = list(provider.properties(nid))
-            except KeyError:
-                pass
+            except (KeyError, ProviderError):
+                state = properties = None
         if state is None and old is not None:
             return {"state": old.get("state"), "properties": old.get("properties")}
         return {"state": state, "properties": properties}

@@ -1,0 +1,432 @@
+"""The tools the agent calls (paper §3.4 and §5.2), answered from the scene graph.
+
+``ToolBox(graph, provider, config).call(name, args) -> ToolResult``; the result schema of each
+tool is the table in docs/architecture.md ("Tool names, arguments and JSON results").
+
+* Geometry (distances, relations, free paths) comes from the perceived point clouds and boxes
+  in the scene graph, never from the simulator truth. States, properties, names, gaze and hands
+  come from the graph's provider data; the robot's pose, reach and gripper from the provider.
+* Names go through :mod:`raider_ros.perception.matching`. A name matching several instances
+  ("mug") answers for each of them, as a list, so the agent can judge the ambiguity; an
+  unknown name fails with ``{"error": "not found", "closest": [...]}``; an object known but
+  out of sight fails with ``{"error": "not visible", "last_seen_s_ago": ...}``.
+* The object in the gripper is present (grounding may refer to it) but not visible: state and
+  property tools answer for it, distance tools answer 0 with ``held_by_robot: true``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from raider_ros.agent.tools import ToolExecutorBase, ToolFailure, ToolResult
+from raider_ros.core.paths import data_dir
+
+from .matching import NoMatch
+from .geometry import carries, floor_path_distance, floor_path_end
+from .provider import Provider, RobotInfo
+from .scene_graph import SceneGraph, SceneSnapshot, jsonable
+from .types import RELATIONS
+
+__all__ = ["ToolBox", "ToolConfig", "ToolResult", "TOOL_PARAMS", "normalise_relation"]
+
+# tool -> parameter names, in call order
+TOOL_PARAMS: dict[str, tuple[str, ...]] = {
+    "object_detection": (),
+    "robot_holding": (),
+    "dist_to_target": ("target",),
+    "get_obj_state": ("obj",),
+    "get_obj_properties": ("obj",),
+    "check_obj_relationship": ("relationship", "obj"),
+    "check_free_path": ("target",),
+    "dist_between_objs": ("obj1", "obj2"),
+    "dist_robot_to_obj": ("obj",),
+    "check_humans_around": (),
+    "recognize_humans": (),
+    "dist_robot_to_human": ("human",),
+    "human_hands_free": ("human",),
+    "detect_human_gaze": ("human",),
+    "retrieve_user_information": ("query",),
+}
+
+# other ways of naming the relations of types.RELATIONS (same direction: "X <rel> obj")
+_RELATION_ALIASES = {
+    "in": "inside", "inside of": "inside", "within": "inside", "contained in": "inside",
+    "on": "on top of", "on top": "on top of", "ontop of": "on top of", "on the top of": "on top of",
+    "over": "above", "under": "below", "underneath": "below", "beneath": "below",
+    "left": "on the left of", "left of": "on the left of", "to the left of": "on the left of",
+    "right": "on the right of", "right of": "on the right of", "to the right of": "on the right of",
+    "occluding": "blocking", "occludes": "blocking", "blocks": "blocking", "obstructing": "blocking",
+    "next to": "near", "close to": "near", "nearby": "near", "beside": "near",
+}
+
+
+def normalise_relation(name: Any) -> str:
+    """'On_top_of', 'to the left of' -> the relation of types.RELATIONS; ValueError otherwise."""
+    key = " ".join(str(name).replace("_", " ").replace("-", " ").lower().split()) if isinstance(name, str) else ""
+    key = _RELATION_ALIASES.get(key, key)
+    if key not in RELATIONS:
+        raise ValueError(f"unknown relationship {name!r}; allowed: {', '.join(RELATIONS)}")
+    return key
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    path_clearance_m: float = 0.3     # an obstacle closer than this to the floor path blocks it
+    max_results: int = 12             # answers per call when a name matches many instances
+    default_reach_m: float = 1.1      # used only when no robot information is available
+    user_info_corpus: str = ""        # path; "" = data/user_info/corpus.yaml
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any] | None) -> "ToolConfig":
+        if raw is None:
+            return cls()
+        if isinstance(raw, cls):
+            return raw
+        if not isinstance(raw, Mapping):
+            raise ValueError(f"tool config: expected a mapping, got {type(raw).__name__}")
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise ValueError(f"tool config: unknown key {unknown[0]!r}; known: {', '.join(known)}")
+        try:
+            cfg = cls(**{k: type(getattr(cls(), k))(v) for k, v in raw.items()})
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"tool config: bad value: {e}") from None
+        if not cfg.path_clearance_m > 0 or cfg.max_results < 1 or not cfg.default_reach_m > 0:
+            raise ValueError(f"tool config: values must be positive, got {cfg}")
+        return cfg
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _r(x: float) -> float:
+    return round(float(x), 3)
+
+
+class ToolBox(ToolExecutorBase):
+    """Answers the agent's tools from a :class:`SceneGraph` (and a :class:`Provider`)."""
+
+    def __init__(self, graph: SceneGraph, provider: Provider | None = None,
+                 config: ToolConfig | Mapping[str, Any] | None = None, *, user_info: Any = None):
+        self.graph = graph
+        self.provider = provider
+        self.config = ToolConfig.from_dict(config)
+        self._user_info = user_info
+        self._user_info_lock = threading.Lock()
+        self._tools: dict[str, Callable[..., Any]] = {n: getattr(self, "_t_" + n) for n in TOOL_PARAMS}
+
+    # ---------------------------------------------------------------------- public API
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    @staticmethod
+    def signature(name: str) -> str:
+        return f"{name}({', '.join(TOOL_PARAMS[name])})"
+
+    def call(self, name: str, args: Sequence[Any] | Mapping[str, Any] | None = (), *,
+             deadline: float | None = None) -> ToolResult:
+        if not isinstance(name, str) or name not in self._tools:
+            return ToolResult.fail(f"unknown tool {name!r}; available tools: "
+                                   + ", ".join(self.signature(n) for n in self._tools))
+        if deadline is not None and time.monotonic() >= deadline:
+            return ToolResult.fail("time limit reached before the call started")
+        try:
+            values = self._bind(name, args)
+            data = self._tools[name](self.graph.snapshot(), *values)
+        except ToolFailure as e:
+            return ToolResult.fail(e.error, jsonable(e.data) if e.data is not None else None)
+        except Exception as e:  # noqa: BLE001 - a tool bug fails the call, never the agent
+            return ToolResult.fail(f"{name} failed: {type(e).__name__}: {e}")
+        return ToolResult.ok(jsonable(data))
+
+    def _bind(self, name: str, args: Any) -> list[str]:
+        params = TOOL_PARAMS[name]
+        sig = self.signature(name)
+        if args is None:
+            args = []
+        elif isinstance(args, str):
+            args = [args]
+        elif isinstance(args, Mapping):
+            extra = sorted(set(args) - set(params))
+            missing = [p for p in params if p not in args]
+            if extra or missing:
+                raise ToolFailure(f"{sig}: " + (f"unknown argument {extra[0]!r}" if extra else f"missing argument {missing[0]!r}"))
+            args = [args[p] for p in params]
+        elif not isinstance(args, (list, tuple)):
+            raise ToolFailure(f"{sig}: arguments must be a list, got {type(args).__name__}")
+        if len(args) != len(params):
+            n = len(params)
+            raise ToolFailure(f"{sig} takes {n} argument{'s' if n != 1 else ''}, got {len(args)}: "
+                              f"{json.dumps(jsonable(list(args)))}")
+        out = []
+        for p, v in zip(params, args):
+            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+                raise ToolFailure(f"{sig}: argument {p!r} must be a name (a string), got {json.dumps(jsonable(v))}")
+            out.append(str(v))
+        return out
+
+    # ---------------------------------------------------------------------- helpers
+    def _robot(self, snap: SceneSnapshot) -> RobotInfo | None:
+        if snap.robot is not None:
+            return snap.robot
+        if self.provider is not None:
+            try:
+                return self.provider.robot()
+            except Exception:  # noqa: BLE001 - no robot information: callers say so
+                return None
+        return None
+
+    def _reach(self, snap: SceneSnapshot) -> float:
+        r = self._robot(snap)
+        return float(r.reach) if r is not None else self.config.default_reach_m
+
+    def _resolve(self, snap: SceneSnapshot, query: str, kinds: tuple[str, ...]) -> list[str]:
+        m = snap.matcher.match(query, kinds)
+        if isinstance(m, NoMatch):
+            msg = m.message
+            if len(snap.graph) == 0 or snap.frame == 0:
+                msg += " (the scene graph is empty: no perception frame yet)"
+            raise ToolFailure(msg, m.to_data())
+        return list(m.ids[: self.config.max_results])
+
+    def _each(self, snap: SceneSnapshot, query: str, kinds: tuple[str, ...],
+              fn: Callable[[str], dict], key: str) -> Any:
+        """One answer for one instance; a list of answers (failures inline) for several."""
+        ids = self._resolve(snap, query, kinds)
+        if len(ids) == 1:
+            return fn(ids[0])
+        out = []
+        for i in ids:
+            try:
+                out.append(fn(i))
+            except ToolFailure as e:
+                out.append({key: i, "error": e.error})
+        return out
+
+    def _present(self, snap: SceneSnapshot, nid: str, *, allow_held: bool = True) -> dict:
+        a = snap.node(nid)
+        if a is None:  # matcher and graph come from the same snapshot: cannot happen
+            raise ToolFailure(f"{nid} is not in the scene graph", {"error": "not found", "query": nid, "closest": []})
+        if a.get("visible") or (allow_held and a.get("held")):
+            return a
+        if a.get("held"):
+            raise ToolFailure(f"{nid} is in the robot's gripper, out of the camera's view",
+                              {"error": "held by robot", "object": nid})
+        ago = snap.seconds_since_seen(nid)
+        when = f" (last seen {ago:.1f} s ago)" if ago is not None else ""
+        raise ToolFailure(f"{nid} is known but not currently visible{when}",
+                          {"error": "not visible", "object": nid,
+                           "last_seen_s_ago": _r(ago) if ago is not None else None})
+
+    def _distance(self, snap: SceneSnapshot, nid: str, key: str) -> dict:
+        a = self._present(snap, nid)
+        reach = self._reach(snap)
+        if a.get("held"):
+            return {key: nid, "distance_m": 0.0, "reach_m": reach, "within_reach": True, "held_by_robot": True}
+        d = a.get("distance_m")
+        if not _finite(d):
+            raise ToolFailure(f"distance to {nid} unknown: no valid depth among its {a.get('pixel_count', 0)} "
+                              f"visible pixels", {"error": "no depth", key: nid})
+        return {key: nid, "distance_m": _r(d), "reach_m": reach, "within_reach": bool(d <= reach)}
+
+    # ---------------------------------------------------------------------- the tools
+    def _t_object_detection(self, snap: SceneSnapshot) -> list[str]:
+        return sorted(snap.visible_objects(), key=_natural)
+
+    def _t_robot_holding(self, snap: SceneSnapshot) -> str | None:
+        r = self._robot(snap)
+        if r is None:
+            raise ToolFailure("no robot information available (the provider has not reported the robot yet)")
+        return r.holding
+
+    def _t_dist_to_target(self, snap: SceneSnapshot, target: str) -> Any:
+        return self._each(snap, target, ("object", "person"), lambda i: self._distance(snap, i, "target"), "target")
+
+    def _t_dist_robot_to_obj(self, snap: SceneSnapshot, obj: str) -> Any:
+        return self._each(snap, obj, ("object",), lambda i: self._distance(snap, i, "target"), "target")
+
+    def _t_get_obj_state(self, snap: SceneSnapshot, obj: str) -> Any:
+        def one(i: str) -> dict:
+            a = self._present(snap, i)
+            if a.get("state") is None:
+                raise ToolFailure(f"no state information about {i}", {"error": "no information", "object": i})
+            return {"object": i, "state": dict(a["state"])}
+        return self._each(snap, obj, ("object",), one, "object")
+
+    def _t_get_obj_properties(self, snap: SceneSnapshot, obj: str) -> Any:
+        def one(i: str) -> dict:
+            a = self._present(snap, i)
+            if a.get("properties") is None:
+                raise ToolFailure(f"no property information about {i}", {"error": "no information", "object": i})
+            return {"object": i, "properties": sorted(a["properties"])}
+        return self._each(snap, obj, ("object",), one, "object")
+
+    def _t_check_obj_relationship(self, snap: SceneSnapshot, relationship: str, obj: str) -> Any:
+        try:
+            rel = normalise_relation(relationship)
+        except ValueError as e:
+            raise ToolFailure(str(e), {"error": "unknown relationship", "relationship": relationship,
+                                       "allowed": list(RELATIONS)}) from None
+
+        def one(i: str) -> dict:
+            self._present(snap, i, allow_held=False)
+            found = sorted(snap.related(i, rel), key=lambda p: _natural(p[0]))
+            return {"relationship": rel, "object": i, "related": [s for s, _ in found],
+                    "evidence": {s: ev for s, ev in found}}
+        return self._each(snap, obj, ("object", "person"), one, "object")
+
+    def _t_check_free_path(self, snap: SceneSnapshot, target: str) -> Any:
+        return self._each(snap, target, ("object", "person"), lambda i: self._free_path(snap, i), "target")
+
+    def _t_dist_between_objs(self, snap: SceneSnapshot, obj1: str, obj2: str) -> Any:
+        a_ids = self._resolve(snap, obj1, ("object", "person"))
+        b_ids = self._resolve(snap, obj2, ("object", "person"))
+        pairs = [(a, b) for a in a_ids for b in b_ids if a != b][: self.config.max_results]
+        if not pairs:
+            raise ToolFailure(f"{obj1!r} and {obj2!r} name the same object ({a_ids[0]})",
+                              {"error": "same object", "objects": [a_ids[0], b_ids[0]]})
+        if len(pairs) == 1:
+            return self._gap(snap, *pairs[0])
+        out = []
+        for a, b in pairs:
+            try:
+                out.append(self._gap(snap, a, b))
+            except ToolFailure as e:
+                out.append({"objects": [a, b], "error": e.error})
+        return out
+
+    def _t_check_humans_around(self, snap: SceneSnapshot) -> list[str]:
+        return sorted(snap.visible_people(), key=_natural)
+
+    def _t_recognize_humans(self, snap: SceneSnapshot) -> dict[str, str | None]:
+        return {p: snap.node(p).get("name") for p in sorted(snap.visible_people(), key=_natural)}
+
+    def _t_dist_robot_to_human(self, snap: SceneSnapshot, human: str) -> Any:
+        def one(i: str) -> dict:
+            d = self._distance(snap, i, "human")
+            return {"human": i, "distance_m": d["distance_m"]}
+        return self._each(snap, human, ("person",), one, "human")
+
+    def _person_flag(self, snap: SceneSnapshot, human: str, key: str, what: str) -> Any:
+        def one(i: str) -> dict:
+            a = self._present(snap, i)
+            if a.get(key) is None:
+                raise ToolFailure(f"no information about {what} of {i}", {"error": "no information", "human": i})
+            return {"human": i, key: bool(a[key])}
+        return self._each(snap, human, ("person",), one, "human")
+
+    def _t_human_hands_free(self, snap: SceneSnapshot, human: str) -> Any:
+        return self._person_flag(snap, human, "hands_free", "the hands")
+
+    def _t_detect_human_gaze(self, snap: SceneSnapshot, human: str) -> Any:
+        return self._person_flag(snap, human, "looking_at_robot", "the gaze")
+
+    def _t_retrieve_user_information(self, snap: SceneSnapshot, query: str) -> dict:
+        if not query.strip():
+            raise ToolFailure("retrieve_user_information(query): the query is empty")
+        try:
+            with self._user_info_lock:
+                if self._user_info is None:
+                    from .user_info import UserInfoRetriever
+                    path = self.config.user_info_corpus or str(data_dir() / "user_info" / "corpus.yaml")
+                    self._user_info = UserInfoRetriever(Path(path))
+            ans = self._user_info.query(query)
+        except Exception as e:  # noqa: BLE001 - model or corpus unavailable: say why
+            raise ToolFailure(f"user information unavailable: {e}") from None
+        return {"query": query, "answer": ans.answer, "score": _r(ans.score)}
+
+    # ---------------------------------------------------------------------- geometry
+    def _gap(self, snap: SceneSnapshot, a: str, b: str) -> dict:
+        for i in (a, b):
+            self._present(snap, i, allow_held=False)
+        ta, tb = snap.kdtree(a), snap.kdtree(b)
+        if ta is None or tb is None:
+            which = a if ta is None else b
+            raise ToolFailure(f"no 3-D points for {which}: its pixels have no valid depth",
+                              {"error": "no depth", "objects": [a, b]})
+        small, big = (ta, tb) if ta.n <= tb.n else (tb, ta)
+        d, _ = big.query(small.data, k=1)
+        ca, cb = snap.perceived[a].centroid, snap.perceived[b].centroid
+        return {"objects": [a, b], "distance_m": _r(float(np.min(d))),
+                "centroid_distance_m": _r(float(np.linalg.norm(ca - cb)))}
+
+    def _free_path(self, snap: SceneSnapshot, target: str) -> dict:
+        a = self._present(snap, target)
+        if a.get("held"):
+            return {"target": target, "free": True, "blocking": [], "evidence": {}, "held_by_robot": True}
+        robot = self._robot(snap)
+        if robot is None:
+            raise ToolFailure("no robot pose available to plan a path from")
+        base = np.array([robot.x, robot.y])
+        t_lo, t_hi = np.asarray(a["box_min"]), np.asarray(a["box_max"])
+        end = floor_path_end(base, t_lo, t_hi)
+        clearance = self.config.path_clearance_m
+        boxes = _path_boxes(snap)
+        evidence: dict[str, dict] = {}
+        if boxes is not None:
+            ids, lo, hi = boxes
+            # cheap vectorised pre-filter: box centre to segment, minus the box's half-diagonal
+            seg = end - base
+            seg_len2 = float(seg @ seg)
+            c = (lo[:, :2] + hi[:, :2]) / 2
+            t = np.clip(((c - base) @ seg) / seg_len2, 0, 1) if seg_len2 > 0 else np.zeros(len(c))
+            rough = np.linalg.norm(base + t[:, None] * seg - c, axis=1) - np.linalg.norm(hi[:, :2] - lo[:, :2], axis=1) / 2
+            for k in np.nonzero((rough < clearance) & (lo[:, 2] < clearance))[0]:
+                nid = ids[k]
+                if nid == target or carries(lo[k], hi[k], t_lo, t_hi):
+                    continue
+                d = floor_path_distance(base, t_lo, t_hi, lo[k], hi[k])
+                if d < clearance:
+                    evidence[nid] = {"distance_to_path_m": _r(d), "along_path_m": _r(t[k] * math.sqrt(seg_len2))}
+        blocking = sorted(evidence, key=_natural)
+        return {"target": target, "free": not blocking, "blocking": blocking,
+                "evidence": {b: evidence[b] for b in blocking},
+                "path_length_m": _r(np.linalg.norm(end - base)), "clearance_m": clearance}
+
+
+def _path_boxes(snap: SceneSnapshot):
+    """Boxes of the visible entities for the floor-path test, cached per snapshot.
+
+    A box only shows the visible surfaces. An entity that rests on nothing perceived (no other
+    box below it whose footprint holds its centre) must stand on the floor, so its box is
+    extended down to z = 0: a chair whose legs are out of view still blocks the path."""
+    key = "path_boxes"
+    if key in snap._cache:
+        return snap._cache[key]
+    ids = [n for n in snap.ids(visible=True) if snap.node(n)["kind"] in ("object", "person")
+           and snap.node(n).get("box_min") is not None]
+    if not ids:
+        snap._cache[key] = None
+        return None
+    lo = np.array([snap.node(n)["box_min"] for n in ids], dtype=float)
+    hi = np.array([snap.node(n)["box_max"] for n in ids], dtype=float)
+    c = (lo + hi) / 2
+    # under[i, j]: box j holds box i's centre over its footprint and its top is not above i's centre
+    under = ((lo[None, :, 0] <= c[:, None, 0]) & (c[:, None, 0] <= hi[None, :, 0])
+             & (lo[None, :, 1] <= c[:, None, 1]) & (c[:, None, 1] <= hi[None, :, 1])
+             & (hi[None, :, 2] <= c[:, None, 2]))
+    np.fill_diagonal(under, False)
+    floor = ~under.any(axis=1)
+    for i, n in enumerate(ids):
+        if snap.node(n)["kind"] == "person":
+            floor[i] = True
+    lo = lo.copy()
+    lo[floor, 2] = np.minimum(lo[floor, 2], 0.0)
+    snap._cache[key] = (ids, lo, hi)
+    return snap._cache[key]
+
+
+def _natural(s: str):
+    """'Mug_2' < 'Mug_10'."""
+    head, _, tail = s.rpartition("_")
+    return (head, int(tail)) if tail.isdigit() else (s, -1)
