@@ -6,6 +6,16 @@ from typing import Any
 
 import numpy as np
 
+# The spatial relations the tools, the perception pipeline and the oracle answer (paper §3.4).
+RELATIONS = ("inside", "on top of", "above", "below", "on the left of", "on the right of", "blocking", "near")
+
+
+def check_relation(name: str) -> str:
+    """Return ``name`` if it is a known relation, else raise ValueError naming the allowed ones."""
+    if name not in RELATIONS:
+        raise ValueError(f"unknown relation {name!r}; allowed: {', '.join(RELATIONS)}")
+    return name
+
 
 @dataclass
 class Detection:
@@ -35,6 +45,13 @@ class PerceivedObject:
     bbox: tuple[int, int, int, int]
     valid_depth_pixels: int = 0    # mask pixels with finite, positive depth
     is_person: bool = False
+    invalid_depth_pixels: int = 0  # mask pixels dropped for NaN, inf or <= 0 depth
+    status: str = "ok"             # ok | empty_mask | no_valid_depth (then no points, distance inf)
+    pixels: np.ndarray | None = None  # (M, 3) float32 (u, v, depth) of the valid mask pixels
+
+    @property
+    def has_points(self) -> bool:
+        return len(self.points) > 0
 
     @property
     def centroid(self) -> np.ndarray:

@@ -1,0 +1,98 @@
+"""Box and image-plane geometry shared by the oracle (true boxes) and the perception
+relations (boxes of perceived points). Pure functions of the numbers passed in: nothing
+here knows where a box came from."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.camera import CameraModel
+
+
+def overlap(lo1, hi1, lo2, hi2) -> np.ndarray:
+    """Per-axis signed overlap length (negative: the gap)."""
+    return np.minimum(hi1, hi2) - np.maximum(lo1, lo2)
+
+
+def box_gap(lo1, hi1, lo2, hi2) -> float:
+    """Euclidean gap between two boxes (0 when they touch or intersect)."""
+    return float(np.linalg.norm(np.maximum(-overlap(lo1, hi1, lo2, hi2), 0.0)))
+
+
+def segment_box_distance_2d(p0, p1, lo, hi) -> float:
+    """Distance between the 2-D segment p0-p1 and the rectangle [lo, hi]."""
+    p0, p1, lo, hi = (np.asarray(v, float)[:2] for v in (p0, p1, lo, hi))
+    d = p1 - p0
+    # Liang-Barsky clip: does the segment enter the rectangle?
+    t0, t1 = 0.0, 1.0
+    inside = True
+    for k in range(2):
+        if abs(d[k]) < 1e-12:
+            if p0[k] < lo[k] or p0[k] > hi[k]:
+                inside = False
+                break
+        else:
+            ta, tb = (lo[k] - p0[k]) / d[k], (hi[k] - p0[k]) / d[k]
+            t0, t1 = max(t0, min(ta, tb)), min(t1, max(ta, tb))
+            if t0 > t1:
+                inside = False
+                break
+    if inside:
+        return 0.0
+
+    def point_rect(p):
+        return float(np.linalg.norm(np.maximum(np.maximum(lo - p, p - hi), 0.0)))
+
+    def point_seg(p):
+        L = float(d @ d)
+        t = 0.0 if L == 0 else min(1.0, max(0.0, float((p - p0) @ d) / L))
+        return float(np.linalg.norm(p0 + t * d - p))
+
+    corners = [np.array([x, y]) for x in (lo[0], hi[0]) for y in (lo[1], hi[1])]
+    return min(point_rect(p0), point_rect(p1), *(point_seg(c) for c in corners))
+
+
+def floor_path_end(base_xy, lo, hi) -> np.ndarray:
+    """The point of the footprint [lo, hi] nearest to the base: where the floor path ends."""
+    return np.clip(np.asarray(base_xy, float)[:2], np.asarray(lo)[:2], np.asarray(hi)[:2])
+
+
+def floor_path_distance(base_xy, target_lo, target_hi, lo, hi) -> float:
+    """3-D distance between box [lo, hi] and the floor segment (z = 0) from the base to the target."""
+    end = floor_path_end(base_xy, target_lo, target_hi)
+    dxy = segment_box_distance_2d(base_xy, end, lo, hi)
+    dz = max(float(lo[2]), 0.0, -float(hi[2]))
+    return math.hypot(dxy, dz)
+
+
+def carries(a_lo, a_hi, b_lo, b_hi) -> bool:
+    """A carries or contains B: B's centre lies over A's footprint and A's bottom is not above B's."""
+    c = (np.asarray(b_lo) + np.asarray(b_hi)) / 2.0
+    return bool(a_lo[0] <= c[0] <= a_hi[0] and a_lo[1] <= c[1] <= a_hi[1] and a_lo[2] <= b_lo[2] + 1e-9)
+
+
+def box_corners(lo, hi) -> np.ndarray:
+    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+
+
+_EDGES = [(i, j) for i in range(8) for j in range(i + 1, 8) if bin(i ^ j).count("1") == 1]
+
+
+def project_box(camera: CameraModel, lo, hi, near: float = 1e-3) -> tuple[float, float, float, float] | None:
+    """Image rectangle (u_min, v_min, u_max, v_max) of a box, clipped to the camera's front
+    half-space z > ``near``; None when the box lies wholly behind the camera."""
+    corners = box_corners(lo, hi)
+    opt = camera.world_to_optical(corners)
+    z = opt[:, 2]
+    pts = [opt[z > near]]
+    for i, j in _EDGES:
+        if (z[i] > near) != (z[j] > near):
+            t = (near - z[i]) / (z[j] - z[i])
+            pts.append((opt[i] + t * (opt[j] - opt[i]))[None, :])
+    front = np.concatenate(pts, axis=0)
+    if len(front) == 0:
+        return None
+    u = camera.fx * front[:, 0] / front[:, 2] + camera.cx
+    v = camera.fy * front[:, 1] / front[:, 2] + camera.cy
+    return float(u.min()), float(v.min()), float(u.max()), float(v.max())

@@ -1,0 +1,388 @@
+"""Spatial relations between perceived objects, from their point clouds and pixels only.
+
+Never reads the world: the inputs are :class:`~raider_ros.perception.types.PerceivedObject`
+values (points, their world-frame box, the image pixels they cover) and the camera model.
+The heuristics adapt REFLECT's (Liu et al., CoRL 2023) to the ground truth of benchmark
+format v1; every threshold is a field of :class:`RelationParams`.
+
+``A <relation> B`` holds when (boxes are the AABBs of the perceived points):
+
+* ``inside``: more than ``inside_fraction`` of A's points lie in the convex hull of B's points
+  (REFLECT). For a hollow shape seen from above (bowl, open drawer, open fridge) the hull of the
+  visible rim, walls and floor spans the container's volume, so no special case is needed;
+  when B's points are degenerate (flat: no 3-D hull) B's box is used instead.
+* ``on top of``: A's lowest point lies within ``contact_m`` of B's highest point and more than
+  ``on_top_fraction`` of A's points lie over B's footprint (the xy box of B's points).
+* ``above`` / ``below``: A's lowest point is more than ``clearance_m`` over B's highest point
+  and the xy boxes overlap.
+* ``on the left of`` / ``on the right of``: in the image, the centre of A's pixel box lies
+  left (right) of B's pixel box by more than ``side_margin_px`` (the spec's "by more than half
+  of B's width" from B's centre), and the row ranges overlap. A box side that touches the
+  image border is unbounded on that side: B cut by the left border has nothing to its left.
+* ``blocking``: (a) A hides an estimated ``block_fraction`` or more of B: for A's pixels inside
+  the image rectangle of B's box, a ray is cast against B's box; pixels where the ray meets
+  B's box beyond A's depth count as hidden, and the fraction is hidden / (B's visible pixels +
+  hidden). (b) Or A comes within ``path_corridor_m`` of the floor segment from the robot base
+  to B's footprint, unless A carries or contains B.
+* ``near``: the gap between the two boxes is below ``near_gap_m``.
+
+Work is vectorised over pairs, and the costly tests (hull, ray casts) run only on pairs that
+pass cheap box prefilters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+from scipy.spatial import ConvexHull, QhullError
+
+from ..core.camera import CameraModel
+from .geometry import carries, floor_path_distance, project_box
+from .types import RELATIONS, PerceivedObject, Relation, check_relation
+
+
+@dataclass(frozen=True)
+class RelationParams:
+    contact_m: float = 0.03          # on top of: |A bottom - B top| at most this
+    on_top_fraction: float = 0.5     # on top of: share of A's points over B's footprint
+    inside_fraction: float = 0.5     # inside: share of A's points in B's hull (REFLECT: 0.5)
+    hull_tolerance_m: float = 0.005  # inside: a point this close outside the hull still counts
+    clearance_m: float = 0.03        # above / below: vertical clearance over this
+    side_margin_px: float = 0.0      # left / right: extra image margin
+    side_box: str = "cloud"          # left / right: image box of the points' 3-D box, or "pixels"
+    support_gap_m: float = 0.03      # blocking: a box under B and this close in xy carries B
+    near_gap_m: float = 0.15         # near: box gap below this (the spec's value)
+    block_fraction: float = 0.2      # blocking: estimated share of B that A hides
+    occlusion_depth_m: float = 0.01  # blocking: B's box must reach this far behind A's surface
+    path_corridor_m: float = 0.3     # blocking: distance to the floor path below this
+
+
+@dataclass
+class _Obj:
+    name: str
+    obj: PerceivedObject
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+class RelationEngine:
+    """All relations among one frame's perceived objects.
+
+    ``camera`` is needed for ``blocking`` by occlusion and for the image-border rule of left /
+    right; ``robot_xy`` (default: below the camera) for the floor path. Objects without points
+    take part in no relation.
+    """
+
+    def __init__(self, objects: Mapping[str, PerceivedObject], camera: CameraModel | None = None,
+                 params: RelationParams = RelationParams(), robot_xy: Iterable[float] | None = None):
+        self.params = params
+        self.camera = camera
+        self.objects = dict(objects)
+        self._items = [_Obj(n, o, np.asarray(o.aabb_min, float), np.asarray(o.aabb_max, float))
+                       for n, o in self.objects.items() if o.has_points]
+        self.index = {it.name: i for i, it in enumerate(self._items)}
+        n = len(self._items)
+        self.lo = np.array([it.lo for it in self._items]).reshape(n, 3)
+        self.hi = np.array([it.hi for it in self._items]).reshape(n, 3)
+        if robot_xy is not None:
+            self.base = np.asarray(list(robot_xy), float)[:2]
+        elif camera is not None:
+            self.base = np.asarray(camera.position, float)[:2]
+        else:
+            self.base = None
+        self.img = self._image_boxes()
+        self._hulls: dict[int, Any] = {}
+        self._raster: tuple[np.ndarray, np.ndarray] | None = None
+        self._rects: dict[int, tuple[int, int, int, int] | None] = {}
+
+    # ------------------------------------------------------------------ per-object data
+    def _image_boxes(self) -> np.ndarray:
+        """(N, 4) image boxes u0, v0, u1, v1 of the objects, for left / right.
+
+        With a camera: the image rectangle of the box of the object's points (``side_box =
+        "cloud"``, how the spec projects true boxes) or its pixel box (``"pixels"``); a side
+        whose pixels touch the image border is unbounded (+-inf). Without one: the pixel box."""
+        n = len(self._items)
+        pix = np.array([it.obj.bbox for it in self._items], float).reshape(n, 4)
+        if self.camera is None or not n:
+            return pix
+        b = pix.copy()
+        if self.params.side_box == "cloud":
+            for k in range(n):
+                r = project_box(self.camera, self.lo[k], self.hi[k])
+                if r is not None:
+                    b[k] = r
+        w, h = self.camera.width - 1, self.camera.height - 1
+        b[:, 0] = np.where(pix[:, 0] <= 0, -np.inf, b[:, 0])
+        b[:, 1] = np.where(pix[:, 1] <= 0, -np.inf, b[:, 1])
+        b[:, 2] = np.where(pix[:, 2] >= w, np.inf, b[:, 2])
+        b[:, 3] = np.where(pix[:, 3] >= h, np.inf, b[:, 3])
+        return b
+
+    def _hull(self, j: int):
+        if j not in self._hulls:
+            pts = self._items[j].obj.points
+            try:
+                self._hulls[j] = ConvexHull(pts).equations if len(pts) >= 4 else None
+            except (QhullError, ValueError):
+                self._hulls[j] = None
+        return self._hulls[j]
+
+    # ------------------------------------------------------------------ relations (vectorised over pairs)
+    def _near(self, I, J):
+        gap = np.linalg.norm(np.maximum(np.maximum(self.lo[I] - self.hi[J], self.lo[J] - self.hi[I]), 0.0), axis=1)
+        return gap < self.params.near_gap_m, {"gap_m": gap}
+
+    def _xy_overlap(self, I, J):
+        return (np.minimum(self.hi[I, :2], self.hi[J, :2]) - np.maximum(self.lo[I, :2], self.lo[J, :2])).min(axis=1)
+
+    def _above(self, I, J):
+        clear = self.lo[I, 2] - self.hi[J, 2]
+        ov = self._xy_overlap(I, J)
+        return (clear > self.params.clearance_m) & (ov > 0), {"clearance_m": clear, "footprint_overlap_m": ov}
+
+    def _below(self, I, J):
+        return self._above(J, I)
+
+    def _on_top_of(self, I, J):
+        dz = self.lo[I, 2] - self.hi[J, 2]
+        frac = np.zeros(len(I))
+        cand = np.flatnonzero((np.abs(dz) <= self.params.contact_m) & (self._xy_overlap(I, J) > 0))
+        for k in cand:
+            p = self._items[I[k]].obj.points[:, :2]
+            lo, hi = self.lo[J[k], :2], self.hi[J[k], :2]
+            frac[k] = np.mean(np.all((p >= lo) & (p <= hi), axis=1))
+        holds = (np.abs(dz) <= self.params.contact_m) & (frac > self.params.on_top_fraction)
+        return holds, {"bottom_minus_top_m": dz, "footprint_fraction": frac}
+
+    def _inside(self, I, J):
+        frac = np.zeros(len(I))
+        method = np.array(["-"] * len(I), dtype=object)
+        c = (self.lo[I] + self.hi[I]) / 2
+        cand = np.flatnonzero(np.all((c > self.lo[J]) & (c < self.hi[J]), axis=1))
+        tol = self.params.hull_tolerance_m
+        for k in cand:
+            p = self._items[I[k]].obj.points
+            eq = self._hull(J[k])
+            if eq is None:
+                frac[k] = np.mean(np.all((p >= self.lo[J[k]] - tol) & (p <= self.hi[J[k]] + tol), axis=1))
+                method[k] = "box"
+            else:
+                frac[k] = np.mean(np.all(p @ eq[:, :3].T + eq[:, 3] <= tol, axis=1))
+                method[k] = "hull"
+        return frac > self.params.inside_fraction, {"inside_fraction": frac, "method": method}
+
+    def _side(self, I, J, left: bool):
+        b = self.img
+        # A's centre; when A is cut by the border on the far side its true centre could be
+        # anywhere beyond, so the answer is withheld (inf margin below).
+        with np.errstate(invalid="ignore"):
+            cu = (b[I, 0] + b[I, 2]) / 2.0
+        cut_far = np.isinf(b[I, 2]) if left else np.isinf(b[I, 0])
+        side = (b[J, 0] - cu) if left else (cu - b[J, 2])
+        side = np.where(cut_far | np.isnan(side), -np.inf, side)
+        rows = np.minimum(b[I, 3], b[J, 3]) - np.maximum(b[I, 1], b[J, 1])
+        holds = (side > self.params.side_margin_px) & (rows > 0)
+        return holds, {"side_margin_px": side, "row_overlap_px": rows}
+
+    def _on_the_left_of(self, I, J):
+        return self._side(I, J, True)
+
+    def _on_the_right_of(self, I, J):
+        return self._side(I, J, False)
+
+    def _blocking(self, I, J):
+        hidden = np.array([self.hidden_fraction(i, j) for i, j in zip(I, J)])
+        path = np.array([self.path_distance(i, j) for i, j in zip(I, J)])
+        holds = (hidden >= self.params.block_fraction) | (path < self.params.path_corridor_m)
+        return holds, {"hidden_fraction": hidden, "path_distance_m": path}
+
+    # ------------------------------------------------------------------ blocking parts
+    def path_distance(self, i: int, j: int) -> float:
+        """Distance of A's box to the floor path to B; inf when A carries B or there is no base."""
+        if self.base is None or self.carries(i, j):
+            return float("inf")
+        if self.lo[i, 2] >= self.params.path_corridor_m:   # too high to reach the floor path
+            return float(self.lo[i, 2])
+        return floor_path_distance(self.base, self.lo[j], self.hi[j], self.lo[i], self.hi[i])
+
+    def carries(self, i: int, j: int) -> bool:
+        """A (index i) carries or contains B: B's centre lies over A's box (the spec's rule),
+        or B rests on A's top and their footprints touch (B may hide the part of A under it)."""
+        lo, hi, p = self.lo, self.hi, self.params
+        if carries(lo[i], hi[i], lo[j], hi[j]):
+            return True
+        touch = np.all((lo[i, :2] <= hi[j, :2] + p.support_gap_m) & (lo[j, :2] <= hi[i, :2] + p.support_gap_m))
+        return bool(touch and lo[i, 2] <= lo[j, 2] and abs(lo[j, 2] - hi[i, 2]) <= p.contact_m)
+
+    def _raster_maps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-pixel object index (-1: none) and depth, from the objects' pixels."""
+        if self._raster is None:
+            cam = self.camera
+            lab = np.full((cam.height, cam.width), -1, np.int32)
+            z = np.full((cam.height, cam.width), np.nan, np.float32)
+            for k, it in enumerate(self._items):
+                px = it.obj.pixels
+                if px is not None and len(px):
+                    u, v = px[:, 0].astype(np.intp), px[:, 1].astype(np.intp)
+                    lab[v, u] = k
+                    z[v, u] = px[:, 2]
+            self._raster = (lab, z)
+        return self._raster
+
+    def _rect(self, j: int) -> tuple[int, int, int, int] | None:
+        """Image rectangle of B's box, clipped to the image (u0, v0, u1, v1 exclusive)."""
+        if j not in self._rects:
+            r = project_box(self.camera, self.lo[j], self.hi[j])
+            if r is None:
+                self._rects[j] = None
+            else:
+                u0, v0 = max(int(np.floor(r[0])), 0), max(int(np.floor(r[1])), 0)
+                u1 = min(int(np.ceil(r[2])) + 1, self.camera.width)
+                v1 = min(int(np.ceil(r[3])) + 1, self.camera.height)
+                self._rects[j] = (u0, v0, u1, v1) if u0 < u1 and v0 < v1 else None
+        return self._rects[j]
+
+    def hidden_fraction(self, i: int, j: int) -> float:
+        """Estimated share of B (index j) that A (index i) hides; 0 without a camera."""
+        if self.camera is None or i == j:
+            return 0.0
+        rect = self._rect(j)
+        a = self._items[i].obj
+        if rect is None or a.pixels is None or not len(a.pixels):
+            return 0.0
+        u0, v0 = max(rect[0], a.bbox[0]), max(rect[1], a.bbox[1])
+        u1, v1 = min(rect[2], a.bbox[2] + 1), min(rect[3], a.bbox[3] + 1)
+        if u0 >= u1 or v0 >= v1:
+            return 0.0
+        lab, zmap = self._raster_maps()
+        vv, uu = np.nonzero(lab[v0:v1, u0:u1] == i)
+        if not len(uu):
+            return 0.0
+        uu, vv = uu + u0, vv + v0
+        za = zmap[vv, uu].astype(float)
+        cam = self.camera
+        d = np.stack([(uu - cam.cx) / cam.fx, (vv - cam.cy) / cam.fy, np.ones(len(uu))], axis=1) @ cam.rotation.T
+        t_in, t_out = self._slab(d, j)
+        eps = self.params.occlusion_depth_m
+        hidden = (t_out > t_in) & (t_out > za + eps)
+        if hidden.any():
+            # without A, another object whose box lies between A's surface and B would show there
+            t_b = np.maximum(t_in, za)
+            for k in self._rect_overlaps((u0, v0, u1, v1), exclude=(i, j)):
+                c_in, c_out = self._slab(d, k)
+                hidden &= ~((c_out > c_in) & (c_out > za + eps) & (c_in < t_b))
+        n = int(np.count_nonzero(hidden))
+        visible = self._items[j].obj.valid_depth_pixels
+        return n / (visible + n) if n else 0.0
+
+    def _slab(self, d: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Entry and exit depth of camera rays ``d`` (optical z = 1) through box j."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1 = (self.lo[j] - self.camera.position) / d
+            t2 = (self.hi[j] - self.camera.position) / d
+        return np.nanmax(np.minimum(t1, t2), axis=1), np.nanmin(np.maximum(t1, t2), axis=1)
+
+    def _rect_overlaps(self, r: tuple[int, int, int, int], exclude: tuple[int, ...]) -> list[int]:
+        out = []
+        for k in range(len(self._items)):
+            if k in exclude:
+                continue
+            q = self._rect(k)
+            if q is not None and q[0] < r[2] and r[0] < q[2] and q[1] < r[3] and r[1] < q[3]:
+                out.append(k)
+        return out
+
+    # ------------------------------------------------------------------ public API
+    def _index(self, name: str) -> int | None:
+        if name not in self.objects:
+            known = ", ".join(sorted(self.objects)) or "none"
+            raise KeyError(f"no perceived object {name!r}; known: {known}")
+        return self.index.get(name)
+
+    def _run(self, relation: str, I: np.ndarray, J: np.ndarray):
+        fn = getattr(self, "_" + relation.replace(" ", "_"))
+        return fn(np.asarray(I, np.intp), np.asarray(J, np.intp))
+
+    def evaluate(self, a: str, relation: str, b: str) -> tuple[bool, dict[str, Any]]:
+        """Does ``a <relation> b`` hold? With the evidence that decided it."""
+        check_relation(relation)
+        i, j = self._index(a), self._index(b)
+        if i is None or j is None:
+            return False, {"reason": "no 3-D points for " + (a if i is None else b)}
+        if i == j:
+            return False, {"reason": "same object"}
+        holds, ev = self._run(relation, [i], [j])
+        return bool(holds[0]), {k: _scalar(v[0]) for k, v in ev.items()}
+
+    def _pairs(self, relation: str, I: np.ndarray, J: np.ndarray) -> list[Relation]:
+        if not len(I):
+            return []
+        holds, ev = self._run(relation, I, J)
+        return [Relation(self._items[I[k]].name, relation, self._items[J[k]].name,
+                         {key: _scalar(v[k]) for key, v in ev.items()}) for k in np.flatnonzero(holds)]
+
+    def related(self, relation: str, obj: str) -> list[Relation]:
+        """Every ``X <relation> obj`` that holds (what ``check_obj_relationship`` returns)."""
+        check_relation(relation)
+        j = self._index(obj)
+        if j is None:
+            return []
+        I = np.array([i for i in range(len(self._items)) if i != j], np.intp)
+        return self._pairs(relation, I, np.full(len(I), j, np.intp))
+
+    def relations(self, relations: Iterable[str] = RELATIONS) -> list[Relation]:
+        """Every relation that holds between two perceived objects."""
+        n = len(self._items)
+        I, J = np.nonzero(~np.eye(n, dtype=bool))
+        out: list[Relation] = []
+        for rel in relations:
+            check_relation(rel)
+            I2, J2 = self._prefilter(rel, I, J)
+            out += self._pairs(rel, I2, J2)
+        return out
+
+    def _prefilter(self, relation: str, I: np.ndarray, J: np.ndarray):
+        """Drop pairs that cannot hold on box tests alone (the exact test follows)."""
+        if relation == "blocking":
+            keep = self.lo[I, 2] < self.params.path_corridor_m
+            if self.camera is not None:   # A's pixel box must meet B's, grown by B's hidden part
+                b = np.array([it.obj.bbox for it in self._items], float).reshape(-1, 4)
+                rects = np.array([self._rect(j) or (0, 0, 0, 0) for j in range(len(self._items))], float).reshape(-1, 4)
+                first = np.array([it.obj.distance_m for it in self._items])      # A's nearest point
+                far = np.linalg.norm(np.maximum(np.abs(self.lo - self.camera.position),
+                                                np.abs(self.hi - self.camera.position)), axis=1)  # B's farthest corner
+                meet = ((b[I, 0] < rects[J, 2]) & (rects[J, 0] <= b[I, 2]) &
+                        (b[I, 1] < rects[J, 3]) & (rects[J, 1] <= b[I, 3]) & (first[I] < far[J]))
+                keep |= meet
+            return I[keep], J[keep]
+        if relation in ("inside", "on top of", "above", "below", "near"):
+            g = self.params.near_gap_m if relation == "near" else 0.0
+            keep = np.all((self.lo[I, :2] <= self.hi[J, :2] + g) & (self.lo[J, :2] <= self.hi[I, :2] + g), axis=1)
+            return I[keep], J[keep]
+        return I, J
+
+
+def _scalar(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def compute_relations(objects: Mapping[str, PerceivedObject], camera: CameraModel | None = None,
+                      params: RelationParams = RelationParams(), robot_xy: Iterable[float] | None = None,
+                      relations: Iterable[str] = RELATIONS) -> list[Relation]:
+    return RelationEngine(objects, camera, params, robot_xy).relations(relations)
+
+
+def check_free_path(target: str, objects: Mapping[str, PerceivedObject], robot_xy: Iterable[float] | None = None, *,
+                    camera: CameraModel | None = None, params: RelationParams = RelationParams()) -> dict[str, Any]:
+    """Is the way to ``target`` free? ``blocking`` lists what blocks it (floor path, and
+    occlusion when a camera is given), with the evidence per blocker."""
+    engine = RelationEngine(objects, camera, params, robot_xy)
+    if engine.base is None:
+        raise ValueError("check_free_path needs robot_xy or a camera")
+    found = engine.related("blocking", target)
+    return {"target": target, "free": not found, "blocking": [r.subject for r in found],
+            "evidence": {r.subject: r.evidence for r in found}}
