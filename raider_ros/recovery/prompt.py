@@ -1,0 +1,67 @@
+"""The recovery prompt (paper §3.5, Fig. 7): objective, actions, notes and examples from
+``data/prompts/recovery/*.md``, then the query built from RAIDER's output.
+
+``build_messages(query, issue, explanation, holding)`` returns the chat messages for an
+:class:`~raider_ros.agent.llm.LLM`: one system message (the prompt parts) and one user
+message (the query, ending with "corrective actions:").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from raider_ros.core.paths import data_dir
+
+PARTS = ("objective.md", "actions.md", "notes.md", "examples.md")
+QUERY_TEMPLATE = "query.md"
+
+
+class PromptError(ValueError):
+    """A prompt file is missing or its query template is unusable."""
+
+
+def prompt_dir() -> Path:
+    return data_dir() / "prompts" / "recovery"
+
+
+@dataclass(frozen=True)
+class RecoveryPrompt:
+    system: str
+    query_template: str
+
+    @classmethod
+    def load(cls, directory: str | Path | None = None) -> "RecoveryPrompt":
+        d = Path(directory) if directory is not None else prompt_dir()
+        texts = []
+        for name in (*PARTS, QUERY_TEMPLATE):
+            f = d / name
+            try:
+                texts.append(f.read_text(encoding="utf-8").strip())
+            except OSError as exc:
+                raise PromptError(f"{f}: cannot read the recovery prompt part: {exc.strerror or exc}") from None
+        template = texts[-1]
+        for key in ("{action}", "{issue}", "{explanation}", "{holding}"):
+            if key not in template:
+                raise PromptError(f"{d / QUERY_TEMPLATE}: the query template lacks {key}")
+        return cls(system="\n\n".join(texts[:-1]), query_template=template)
+
+    def query(self, action: str, issue: str, explanation: str, holding: str | None,
+              context: str = "") -> str:
+        ctx = f"what the person said: {context.strip()}\n" if context and context.strip() else ""
+        explanation = (explanation or "").strip().rstrip(".") or "none given"
+        return self.query_template.format_map({
+            "action": action.strip(), "issue": issue.strip(), "explanation": explanation,
+            "holding": holding or "none", "context": ctx,
+        })
+
+    def messages(self, action: str, issue: str, explanation: str, holding: str | None,
+                 context: str = "") -> list[dict]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": self.query(action, issue, explanation, holding, context)},
+        ]
+
+
+def build_messages(action: str, issue: str, explanation: str, holding: str | None,
+                   context: str = "", prompt: RecoveryPrompt | None = None) -> list[dict]:
+    return (prompt or RecoveryPrompt.load()).messages(action, issue, explanation, holding, context)
