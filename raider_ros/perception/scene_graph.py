@@ -4,8 +4,9 @@ Nodes are the robot (id ``robot``), objects and people. Node attributes: ``kind`
 object | person), ``type``, ``visible``, ``held``, ``first_seen``, ``last_seen``, ``box_min``,
 ``box_max``, ``center``, ``size``, ``distance_m``, ``pixel_count``, ``valid_depth_pixels``,
 ``state``, ``properties`` (objects), ``name``, ``looking_at_robot``, ``hands_free`` (people).
-Relation edges ``subject -> object`` are keyed by the relation name and carry ``evidence``;
-the robot has a ``holding`` edge to the object in its gripper.
+A directed edge ``subject -> object`` carries ``relations``: ``{relation name: evidence}`` for
+every relation that holds from subject to object (one edge per ordered pair keeps the update
+cheap); the robot's edge to the object in its gripper carries ``{"holding": {}}``.
 
 Ids. A detection whose name is an instance id (the sim detector reports world ids) keeps it.
 A detection without one (its name is empty or just its label, or ``trust_names=False``) is
@@ -70,6 +71,14 @@ def _ask(fn: Callable[[], Any], default: Any) -> Any:
         return default
 
 
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def type_from_id(obj_id: str) -> str:
     m = _ID_SUFFIX.match(obj_id)
     return m.group(1) if m else obj_id
@@ -98,7 +107,7 @@ class GraphUpdate:
 @dataclass(frozen=True)
 class SceneSnapshot:
     """One consistent view of the graph. Never mutated after :meth:`SceneGraph.update` built it."""
-    graph: nx.MultiDiGraph
+    graph: nx.DiGraph
     perceived: Mapping[str, PerceivedObject]    # latest geometry of every object/person node
     robot: RobotInfo | None
     stamp: float
@@ -129,8 +138,12 @@ class SceneSnapshot:
         """``[(X, evidence)]`` for every edge ``X <relation> obj``."""
         if obj not in self.graph:
             return []
-        return [(s, d.get("evidence", {})) for s, _, k, d in self.graph.in_edges(obj, keys=True, data=True)
-                if k == relation]
+        return [(s, rels[relation]) for s, _, rels in self.graph.in_edges(obj, data="relations")
+                if relation in rels]
+
+    def relation_triples(self) -> list[tuple[str, str, str]]:
+        """Every ``(subject, relation, object)`` of the graph."""
+        return [(s, r, o) for s, o, rels in self.graph.edges(data="relations") for r in rels]
 
     @property
     def matcher(self) -> Matcher:
@@ -151,18 +164,28 @@ class SceneSnapshot:
         return self._cache[key]
 
     # export -------------------------------------------------------------------------
-    def to_dict(self) -> dict:
+    def to_dict(self, *, plain: bool = True) -> dict:
+        """Nodes (without point clouds) and one entry per relation; ``plain=False`` leaves the
+        evidence values as the relation stage produced them (to_json's fast path)."""
         nodes = []
         for n, a in self.graph.nodes(data=True):
             d = {"id": n}
             d.update({k: v for k, v in a.items() if k != "marker_id"})
             nodes.append(jsonable(d))
-        edges = [{"subject": s, "relation": k, "object": o, "evidence": jsonable(d.get("evidence", {}))}
-                 for s, o, k, d in self.graph.edges(keys=True, data=True)]
+        edges = [{"subject": s, "relation": r, "object": o, "evidence": jsonable(ev) if plain else ev}
+                 for s, o, rels in self.graph.edges(data="relations") for r, ev in rels.items()]
         return {"frame": self.frame, "stamp": jsonable(self.stamp), "nodes": nodes, "edges": edges}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), allow_nan=False)
+        """The graph as JSON for a latched topic: NaN/inf become null, numpy values plain."""
+        cached = self._cache.get("json")
+        if cached is None:
+            try:  # most evidence is plain already: skip the recursive clean-up
+                cached = json.dumps(self.to_dict(plain=False), allow_nan=False, default=_json_default)
+            except (TypeError, ValueError):
+                cached = json.dumps(self.to_dict(), allow_nan=False)
+            self._cache["json"] = cached
+        return cached
 
     def markers(self) -> list[dict]:
         """Plain dicts a ROS adapter turns into a visualization_msgs/MarkerArray (one cube each)."""
@@ -198,7 +221,7 @@ def _colour(type_name: str, kind: str, visible: bool) -> tuple[float, float, flo
 
 
 def _empty_snapshot() -> SceneSnapshot:
-    g = nx.MultiDiGraph()
+    g = nx.DiGraph()
     return SceneSnapshot(g, {}, None, stamp=0.0, frame=0)
 
 
@@ -255,7 +278,7 @@ class SceneGraph:
             robot = _ask(provider.robot, prev.robot) if provider is not None else prev.robot
             ids = self._assign_ids(objects, prev)
 
-            g = nx.MultiDiGraph()
+            g = nx.DiGraph()
             perceived: dict[str, PerceivedObject] = {}
             people = {p.id: p for p in _ask(provider.people, [])} if provider is not None else {}
             added = []
@@ -306,18 +329,23 @@ class SceneGraph:
                 g.add_node(ROBOT_ID, kind="robot", type="Robot", visible=True, x=robot.x, y=robot.y,
                            yaw_deg=robot.yaw_deg, reach=robot.reach, holding=holding)
                 if holding is not None:
-                    g.add_edge(ROBOT_ID, holding, key="holding", evidence={})
+                    g.add_edge(ROBOT_ID, holding, relations={"holding": {}})
 
-            edges, dropped, current = [], 0, set(ids.values())
+            edges: dict[tuple[str, str], dict] = {}
+            dropped, current = 0, set(ids.values())
             for r in relations:
                 s, o = ids.get(r.subject, r.subject), ids.get(r.object, r.object)
                 if s in current and o in current:
-                    edges.append((s, o, r.relation, {"evidence": r.evidence}))
+                    rels = edges.get((s, o))
+                    if rels is None:
+                        rels = edges[(s, o)] = {}
+                    rels[r.relation] = r.evidence
                 else:
                     dropped += 1
-            g.add_edges_from(edges)
+            g.add_edges_from((s, o, {"relations": rels}) for (s, o), rels in edges.items())
 
             snap = SceneSnapshot(g, perceived, robot, stamp=now, frame=prev.frame + 1)
+            snap.matcher  # built here, off the tool-call path
             self._snap = snap
         renamed = {k: v for k, v in ids.items() if k != v}
         return GraphUpdate(snap.frame, tuple(added), tuple(lost), tuple(forgotten), renamed, dropped,

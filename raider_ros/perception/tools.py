@@ -275,8 +275,11 @@ class ToolBox(ToolExecutorBase):
         try:
             rel = normalise_relation(relationship)
         except ValueError as e:
-            raise ToolFailure(str(e), {"error": "unknown relationship", "relationship": relationship,
-                                       "allowed": list(RELATIONS)}) from None
+            try:  # the arguments the wrong way round: the answer names both, so no doubt remains
+                rel, obj = normalise_relation(obj), relationship
+            except ValueError:
+                raise ToolFailure(str(e), {"error": "unknown relationship", "relationship": relationship,
+                                           "allowed": list(RELATIONS)}) from None
 
         def one(i: str) -> dict:
             self._present(snap, i, allow_held=False)
@@ -361,6 +364,10 @@ class ToolBox(ToolExecutorBase):
                 "centroid_distance_m": _r(float(np.linalg.norm(ca - cb)))}
 
     def _free_path(self, snap: SceneSnapshot, target: str) -> dict:
+        """Obstacles within ``path_clearance_m`` (3-D) of the floor segment from the robot base
+        to the point of the target's footprint nearest to it, as in the benchmark's ``blocking``
+        rule; objects that carry or contain the target do not count. Evidence per obstacle: its
+        distance to the path and where its centre lies along the path [m from the base]."""
         a = self._present(snap, target)
         if a.get("held"):
             return {"target": target, "free": True, "blocking": [], "evidence": {}, "held_by_robot": True}

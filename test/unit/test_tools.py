@@ -93,6 +93,8 @@ def test_check_obj_relationship(tb):
     assert d["relationship"] == "on the left of" and d["related"] == ["Apple_1"]
     assert ok(tb, "check_obj_relationship", "blocking", "Mug_1")["related"] == []
     assert ok(tb, "check_obj_relationship", "on_the_right_of", "coffee machine")["related"] == ["Mug_2"]
+    swapped = ok(tb, "check_obj_relationship", "CounterTop_1", "on top of")   # arguments swapped
+    assert swapped["relationship"] == "on top of" and swapped["object"] == "CounterTop_1"
 
 
 def test_relation_names():
