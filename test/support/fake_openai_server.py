@@ -17,7 +17,8 @@ queue is empty); ``GET /v1/models`` lists ``model``. Response specs:
 - ``{"empty_choices": True}`` — status 200, ``choices: []``
 - ``{"garbage": True}`` — status 200, a completion whose content is meaningless text
 
-Received requests (parsed JSON bodies) are kept in ``requests``.
+Received requests (parsed JSON bodies) are kept in ``requests``, their headers in
+``request_headers`` (lower-case names), their arrival times in ``request_times``.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class FakeOpenAIServer:
         self.default = default
         self.model = model
         self.requests: list[dict] = []
+        self.request_headers: list[dict] = []
         self.request_times: list[float] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -70,7 +72,7 @@ class FakeOpenAIServer:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
-                spec = server._next(body)
+                spec = server._next(body, dict(self.headers))
                 if spec.get("hang"):
                     server._stop.wait()
                     return
@@ -155,9 +157,10 @@ class FakeOpenAIServer:
             self.queue.extend(responses)
 
     # ------------------------------------------------------------------ internals
-    def _next(self, body: dict) -> dict:
+    def _next(self, body: dict, headers: dict) -> dict:
         with self._lock:
             self.requests.append(body)
+            self.request_headers.append({k.lower(): v for k, v in headers.items()})
             self.request_times.append(time.monotonic())
             if self.queue:
                 return self.queue.pop(0)
