@@ -25,6 +25,7 @@ from rapidfuzz import fuzz, process
 ARTICLES = frozenset({"the", "a", "an", "this", "that", "these", "those", "my", "some", "any"})
 PERSON_WORDS = frozenset({"person", "people", "human", "humans", "man", "woman", "persons"})
 FUZZY_CUTOFF = 85.0          # rapidfuzz ratio (0..100) a typo must reach to count as a match
+CLOSEST_CUTOFF = 30.0        # names at least this similar are offered as "closest" when none matches
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _DIGITS = re.compile(r"\d+")
@@ -182,11 +183,10 @@ class Matcher:
                     break
 
     def closest(self, text: str, kinds: frozenset[str] | None = None, limit: int = 5) -> tuple[str, ...]:
-        ranked = process.extract(text, list(self._fuzzy), scorer=fuzz.WRatio, limit=len(self._fuzzy))
+        ranked = process.extract(text, list(self._fuzzy), scorer=fuzz.ratio, limit=len(self._fuzzy),
+                                 score_cutoff=CLOSEST_CUTOFF)
         out: list[str] = []
-        for choice, score, _ in ranked:
-            if score < 40:
-                break
+        for choice, _, _ in ranked:
             for i in self._kinds(self._fuzzy[choice], kinds):
                 if i not in out:
                     out.append(i)

@@ -19,7 +19,7 @@ import json
 import math
 import threading
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -29,8 +29,10 @@ from raider_ros.agent.tools import ToolExecutorBase, ToolFailure, ToolResult
 from raider_ros.core.paths import data_dir
 
 from .matching import NoMatch
-from .geometry import carries, floor_path_distance, floor_path_end
+from .geometry import floor_path_end
 from .provider import Provider, RobotInfo
+from .relations import RelationParams
+from .relations import check_free_path as relations_free_path
 from .scene_graph import SceneGraph, SceneSnapshot, jsonable
 from .types import RELATIONS
 
@@ -122,6 +124,7 @@ class ToolBox(ToolExecutorBase):
         self.config = ToolConfig.from_dict(config)
         self._user_info = user_info
         self._user_info_lock = threading.Lock()
+        self._relation_params = replace(RelationParams(), path_corridor_m=self.config.path_clearance_m)
         self._tools: dict[str, Callable[..., Any]] = {n: getattr(self, "_t_" + n) for n in TOOL_PARAMS}
 
     # ---------------------------------------------------------------------- public API
@@ -364,73 +367,34 @@ class ToolBox(ToolExecutorBase):
                 "centroid_distance_m": _r(float(np.linalg.norm(ca - cb)))}
 
     def _free_path(self, snap: SceneSnapshot, target: str) -> dict:
-        """Obstacles within ``path_clearance_m`` (3-D) of the floor segment from the robot base
-        to the point of the target's footprint nearest to it, as in the benchmark's ``blocking``
-        rule; objects that carry or contain the target do not count. Evidence per obstacle: its
-        distance to the path and where its centre lies along the path [m from the base]."""
+        """The floor-path half of the ``blocking`` relation (relations.check_free_path, on the
+        boxes of the objects in view): obstacles within ``path_clearance_m`` of the floor
+        segment from the robot base to the target's footprint; objects that carry or contain
+        the target do not count. Evidence per obstacle: its distance to the path."""
         a = self._present(snap, target)
         if a.get("held"):
             return {"target": target, "free": True, "blocking": [], "evidence": {}, "held_by_robot": True}
         robot = self._robot(snap)
         if robot is None:
             raise ToolFailure("no robot pose available to plan a path from")
-        base = np.array([robot.x, robot.y])
-        t_lo, t_hi = np.asarray(a["box_min"]), np.asarray(a["box_max"])
-        end = floor_path_end(base, t_lo, t_hi)
-        clearance = self.config.path_clearance_m
-        boxes = _path_boxes(snap)
-        evidence: dict[str, dict] = {}
-        if boxes is not None:
-            ids, lo, hi = boxes
-            # cheap vectorised pre-filter: box centre to segment, minus the box's half-diagonal
-            seg = end - base
-            seg_len2 = float(seg @ seg)
-            c = (lo[:, :2] + hi[:, :2]) / 2
-            t = np.clip(((c - base) @ seg) / seg_len2, 0, 1) if seg_len2 > 0 else np.zeros(len(c))
-            rough = np.linalg.norm(base + t[:, None] * seg - c, axis=1) - np.linalg.norm(hi[:, :2] - lo[:, :2], axis=1) / 2
-            for k in np.nonzero((rough < clearance) & (lo[:, 2] < clearance))[0]:
-                nid = ids[k]
-                if nid == target or carries(lo[k], hi[k], t_lo, t_hi):
-                    continue
-                d = floor_path_distance(base, t_lo, t_hi, lo[k], hi[k])
-                if d < clearance:
-                    evidence[nid] = {"distance_to_path_m": _r(d), "along_path_m": _r(t[k] * math.sqrt(seg_len2))}
+        po = snap.perceived.get(target)
+        if po is None or not len(po.points):
+            raise ToolFailure(f"no 3-D points for {target}: its pixels have no valid depth",
+                              {"error": "no depth", "target": target})
+        key = ("free_path", target)
+        found = snap._cache.get(key)
+        if found is None:
+            objs = {n: snap.perceived[n] for n in snap.ids(visible=True) if n in snap.perceived}
+            found = relations_free_path(target, objs, (robot.x, robot.y), params=self._relation_params)
+            snap._cache[key] = found
+        evidence = {b: {"distance_to_path_m": _r(ev.get("path_distance_m", 0.0))}
+                    for b, ev in found["evidence"].items()}
         blocking = sorted(evidence, key=_natural)
+        end = floor_path_end((robot.x, robot.y), a["box_min"], a["box_max"])
         return {"target": target, "free": not blocking, "blocking": blocking,
                 "evidence": {b: evidence[b] for b in blocking},
-                "path_length_m": _r(np.linalg.norm(end - base)), "clearance_m": clearance}
-
-
-def _path_boxes(snap: SceneSnapshot):
-    """Boxes of the visible entities for the floor-path test, cached per snapshot.
-
-    A box only shows the visible surfaces. An entity that rests on nothing perceived (no other
-    box below it whose footprint holds its centre) must stand on the floor, so its box is
-    extended down to z = 0: a chair whose legs are out of view still blocks the path."""
-    key = "path_boxes"
-    if key in snap._cache:
-        return snap._cache[key]
-    ids = [n for n in snap.ids(visible=True) if snap.node(n)["kind"] in ("object", "person")
-           and snap.node(n).get("box_min") is not None]
-    if not ids:
-        snap._cache[key] = None
-        return None
-    lo = np.array([snap.node(n)["box_min"] for n in ids], dtype=float)
-    hi = np.array([snap.node(n)["box_max"] for n in ids], dtype=float)
-    c = (lo + hi) / 2
-    # under[i, j]: box j holds box i's centre over its footprint and its top is not above i's centre
-    under = ((lo[None, :, 0] <= c[:, None, 0]) & (c[:, None, 0] <= hi[None, :, 0])
-             & (lo[None, :, 1] <= c[:, None, 1]) & (c[:, None, 1] <= hi[None, :, 1])
-             & (hi[None, :, 2] <= c[:, None, 2]))
-    np.fill_diagonal(under, False)
-    floor = ~under.any(axis=1)
-    for i, n in enumerate(ids):
-        if snap.node(n)["kind"] == "person":
-            floor[i] = True
-    lo = lo.copy()
-    lo[floor, 2] = np.minimum(lo[floor, 2], 0.0)
-    snap._cache[key] = (ids, lo, hi)
-    return snap._cache[key]
+                "path_length_m": _r(math.hypot(end[0] - robot.x, end[1] - robot.y)),
+                "clearance_m": self.config.path_clearance_m}
 
 
 def _natural(s: str):

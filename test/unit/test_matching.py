@@ -94,6 +94,8 @@ def test_not_found_lists_closest_names(m):
     assert "closest: " in r.message and "mug_3" in r.message
     r = m.match("Bowl_2")
     assert r.closest[0] == "Bowl_1"
+    pear = m.match("pear").closest
+    assert "Apple_2" in pear and "Bowl_1" not in pear
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "the", None, 3])

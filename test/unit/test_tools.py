@@ -150,22 +150,24 @@ def test_free_path_ignores_the_counter_under_the_target(tb):
     assert set(d) >= {"target", "free", "blocking", "evidence"}
 
 
-def test_free_path_blocked_by_a_chair_whose_legs_are_out_of_view():
+def test_free_path_blocked_by_a_chair():
     table = perceived("Table_1", [2.5, 0.0, 0.4], [0.8, 0.8, 0.8], step=0.05)
     cup = perceived("Cup_1", [2.4, 0.0, 0.85], [0.08, 0.08, 0.1])
-    chair = perceived("Chair_1", [1.2, 0.1, 0.7], [0.4, 0.4, 0.5], step=0.05)   # only the top half seen
-    book = perceived("Book_1", [1.2, 0.1, 0.97], [0.2, 0.15, 0.04])            # lies on the chair
+    chair = perceived("Chair_1", [1.2, 0.1, 0.45], [0.4, 0.4, 0.9], step=0.05)
+    book = perceived("Book_1", [1.2, 0.1, 0.92], [0.2, 0.15, 0.04])            # lies on the chair: too high
     side = perceived("Plant_1", [1.2, 1.2, 0.5], [0.3, 0.3, 1.0], step=0.05)   # well off the path
     tb, *_ = make([table, cup, chair, book, side])
     d = ok(tb, "check_free_path", "cup")
     assert d["free"] is False and d["blocking"] == ["Chair_1"]
-    ev = d["evidence"]["Chair_1"]
-    assert ev["distance_to_path_m"] == 0.0 and ev["along_path_m"] == pytest.approx(1.2, abs=0.02)
+    assert d["evidence"] == {"Chair_1": {"distance_to_path_m": 0.0}}
+    assert d["path_length_m"] == pytest.approx(2.36, abs=0.01) and d["clearance_m"] == 0.3   # to the cup's near edge
     # the table carries the cup: not an obstacle on the way to it
     assert "Table_1" not in d["blocking"]
-    # without the chair the path is free
+    # without the chair the path is free; a wider corridor catches the plant
     tb2, *_ = make([table, cup, side])
     assert ok(tb2, "check_free_path", "Cup_1")["free"] is True
+    tb3, *_ = make([table, cup, side], path_clearance_m=1.2)
+    assert ok(tb3, "check_free_path", "Cup_1")["blocking"] == ["Plant_1"]
 
 
 def test_free_path_blocked_by_a_person():
@@ -401,3 +403,57 @@ def test_every_tool_answers_on_a_large_graph():
     near = tb.call("check_obj_relationship", ["near", "Bowl_3"]).data
     assert near["related"] == sorted({r.subject for r in res.relations if r.relation == "near" and r.object == "Bowl_3"},
                                      key=lambda s: (s.rsplit("_", 1)[0], int(s.rsplit("_", 1)[1])))
+
+
+# --------------------------------------------------------------------------- end to end
+def test_tools_on_a_rendered_scene():
+    """Renderer -> perception pipeline -> scene graph -> tools, on a scene built here."""
+    from raider_ros.core.render import render
+    from raider_ros.core.scene import parse_scene
+    from raider_ros.perception.pipeline import PerceptionPipeline
+
+    def box(i, t, center, size, **kw):
+        return {"id": i, "type": t, "shape": "box", "center": center, "size": size, **kw}
+
+    scene = parse_scene({
+        "format": "raider-scene/1", "name": "e2e",
+        "robot": {"pose": [0, 0, 0], "reach": 1.7, "holding": "Knife_1"},
+        "objects": [
+            box("Table_1", "Table", [2.2, 0.0, 0.375], [0.8, 1.0, 0.75], properties=["receptacle"]),
+            box("Mug_1", "Mug", [2.0, 0.2, 0.8], [0.09, 0.09, 0.1], properties=["pickupable", "dirtyable"],
+                state={"clean": False}),
+            box("Mug_2", "Mug", [0.9, -0.6, 0.05], [0.09, 0.09, 0.1], properties=["pickupable"]),
+            box("Chair_1", "Chair", [1.2, 0.1, 0.45], [0.45, 0.45, 0.9], properties=["moveable"]),
+            box("Knife_1", "Knife", [2.0, -0.3, 0.76], [0.2, 0.03, 0.02], properties=["pickupable"]),
+        ],
+        "people": [{"id": "Person_1", "name": "Adriana", "center": [2.5, -1.4, 0.85],
+                    "state": {"looking_at_robot": True, "hands_free": False}}],
+    })
+    frame = render(scene)
+    res = PerceptionPipeline("sim").process(frame.rgb, frame.depth, frame.instance, frame.labels, frame.camera,
+                                            robot_xy=(0.0, 0.0))
+    provider = TruthProvider.from_scene(scene)
+    graph = SceneGraph()
+    graph.update(res, provider)
+    tb = ToolBox(graph, provider)
+
+    assert ok(tb, "object_detection") == ["Chair_1", "Mug_1", "Mug_2", "Table_1"]
+    assert ok(tb, "robot_holding") == "Knife_1"
+    assert ok(tb, "check_humans_around") == ["Person_1"]
+    assert ok(tb, "recognize_humans") == {"Person_1": "Adriana"}
+    assert ok(tb, "detect_human_gaze", "Adriana")["looking_at_robot"] is True
+    mugs = ok(tb, "dist_to_target", "mug")
+    assert [m["target"] for m in mugs] == ["Mug_1", "Mug_2"]
+    assert mugs[0]["within_reach"] is False and mugs[1]["within_reach"] is True
+    # distance from the camera (1.3 m up) to the nearest visible point of the floor mug
+    assert mugs[1]["distance_m"] == pytest.approx(math.dist((0, 0, 1.3), (0.855, -0.555, 0.1)), abs=0.05)
+    path = ok(tb, "check_free_path", "Mug_1")
+    assert path["free"] is False and "Chair_1" in path["blocking"] and "Table_1" not in path["blocking"]
+    assert ok(tb, "check_free_path", "Mug_2")["free"] is True
+    assert "Mug_1" in ok(tb, "check_obj_relationship", "on top of", "table")["related"]
+    gap = ok(tb, "dist_between_objs", "Mug_1", "Table_1")["distance_m"]
+    assert gap < 0.03                                       # the mug stands on the table
+    assert ok(tb, "get_obj_state", "knife") == {"object": "Knife_1", "state": {}}
+    assert ok(tb, "dist_to_target", "knife")["held_by_robot"] is True
+    assert fail(tb, "get_obj_state", "pear").data["error"] == "not found"
+    json.loads(graph.to_json())
