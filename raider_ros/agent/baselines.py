@@ -22,7 +22,7 @@ from raider_ros.agent.flow import (AgentResult, Cancel, EventHook, ProgramFlowMa
                                    _Events, _is_cancelled)
 from raider_ros.agent.llm import LLM
 from raider_ros.agent.prompt import IssuePrompt, PromptConfig, _read_yaml, fill
-from raider_ros.agent.tools import NoTools, ToolExecutor
+from raider_ros.agent.tools import NoTools, ToolExecutor, ToolResult
 
 METHODS = ("raider", "llm_visual_obs", "precond")
 _ID_SUFFIX = re.compile(r"^(.*?)_\d+$")
@@ -225,7 +225,10 @@ class _CheckContext:
             self._stop("time limit reached during the precondition checks")
         self.emit("tool_call", {"turn": 0, "index": len(self.res.tool_calls), "name": name, "args": list(args)})
         t0 = time.monotonic()
-        r = self.tools.call(name, list(args), deadline=self.deadline)
+        try:
+            r = self.tools.call(name, list(args), deadline=self.deadline)
+        except Exception as e:  # noqa: BLE001 - a broken executor fails the check
+            r = ToolResult.fail(f"{type(e).__name__}: {e}")
         r.duration_s = r.duration_s or time.monotonic() - t0
         self.res.tool_calls.append(ToolCallRecord(name, list(args), r.success, r.text if r.success else (r.error or r.text),
                                                   r.duration_s, 0, r.error))

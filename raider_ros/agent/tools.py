@@ -143,6 +143,8 @@ class FunctionTools(ToolExecutorBase):
             return ToolResult.fail(e.error, e.data)
         except TypeError as e:
             return ToolResult.fail(f"bad arguments for {name}: {e}")
+        except Exception as e:  # noqa: BLE001 - a broken tool fails its call
+            return ToolResult.fail(f"{name} failed: {type(e).__name__}: {e}")
 
 
 class NoTools(ToolExecutorBase):
