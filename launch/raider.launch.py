@@ -9,6 +9,10 @@ import os
 # (executable under lib/raider_ros, parameter file under share/raider_ros/config)
 NODES = [
     ("sim_world", "sim_world.yaml"),
+    ("object_detector", "object_detector.yaml"),
+    ("depth_distance", "depth_distance.yaml"),
+    ("spatial_relations", "spatial_relations.yaml"),
+    ("scene_graph", "scene_graph.yaml"),
 ]
 
 # launch argument -> (default, description, {executable: parameter name})

@@ -73,4 +73,5 @@ def test_config_matches_declared_parameters(config):
     assert set(values) == set(declared), f"{config.name} and {exes[node_name]}.PARAMS differ"
     for k, v in values.items():
         assert type(v) is type(declared[k].default), f"{config.name}: {k} has type {type(v).__name__}"
+        assert v == declared[k].default, f"{config.name}: {k} = {v!r} but the node declares {declared[k].default!r}"
         assert declared[k].description, f"{k} has no description"

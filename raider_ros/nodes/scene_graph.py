@@ -1,0 +1,148 @@
+"""scene_graph: the robot's 3-D scene graph and the agent's tools.
+
+Folds each perceived frame (3-D objects + spatial relations) into a networkx graph of
+objects, people and the robot, with ids stable across frames; states, properties, names,
+gaze and hands come from a provider (backend "sim": the simulator's truth, fetched whenever
+the world version on ``robot_state`` changes). Publishes the graph as JSON on the latched
+``scene_graph/json`` and as a visualization_msgs/MarkerArray on ``scene_graph/markers``.
+Serves every tool on ``scene_graph/tools/<name>`` and all of them on ``scene_graph/call_tool``.
+"""
+from __future__ import annotations
+
+import json
+import threading
+
+from builtin_interfaces.msg import Duration
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import ColorRGBA, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+from raider_ros.msg import Objects3D, RobotState, SpatialRelations
+from raider_ros.perception.pipeline import PerceptionResult
+from raider_ros.perception.provider import TruthProvider
+from raider_ros.perception.scene_graph import SceneGraph
+from raider_ros.perception.tools import TOOL_PARAMS, ToolBox
+from raider_ros.ros import conversions as conv
+from raider_ros.ros.params import Param, declare
+from raider_ros.ros.perception_msgs import msg_to_objects, msg_to_relations, subscribe_frame
+from raider_ros.ros.spin import StartupError, run_node
+from raider_ros.srv import CallTool, GetGroundTruth
+
+PARAMS = (
+    Param("provider", "sim", "Where states, properties, names, gaze and hands come from: sim (simulator truth)"),
+    Param("forget_after_s", 30.0, "Objects not seen for this long are dropped from the graph [s]"),
+    Param("path_clearance_m", 0.3, "check_free_path: an obstacle closer than this to the floor path blocks it [m]"),
+    Param("user_info_corpus", "", "Corpus for retrieve_user_information ('' = data/user_info/corpus.yaml)"),
+    Param("world_frame", "map", "Frame id of the markers"),
+)
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class SceneGraphNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__("scene_graph", **kwargs)
+        self.p = declare(self, PARAMS)
+        if self.p["provider"] != "sim":
+            raise StartupError(self.get_name(), f"unknown provider {self.p['provider']!r}; known: sim")
+        self.provider = TruthProvider()
+        self.graph = SceneGraph(forget_after_s=self.p["forget_after_s"])
+        try:
+            self.tools = ToolBox(self.graph, self.provider, {"path_clearance_m": self.p["path_clearance_m"],
+                                                             "user_info_corpus": self.p["user_info_corpus"]})
+        except ValueError as exc:
+            raise StartupError(self.get_name(), str(exc)) from None
+        self.frame_version = -1        # world version of the last folded-in frame
+        self.truth_version = -1        # world version of the provider's truth
+        self._truth_pending = -1
+        self._lock = threading.Lock()
+        tools_group = ReentrantCallbackGroup()
+        self.pub_json = self.create_publisher(String, "scene_graph/json", LATCHED)
+        self.pub_markers = self.create_publisher(MarkerArray, "scene_graph/markers", 2)
+        self.create_service(CallTool, "scene_graph/call_tool", self._on_call_tool, callback_group=tools_group)
+        for name in TOOL_PARAMS:
+            self.create_service(CallTool, f"scene_graph/tools/{name}",
+                                lambda req, res, n=name: self._answer(n, list(req.args), res),
+                                callback_group=tools_group)
+        self.truth_client = self.create_client(GetGroundTruth, "sim/get_ground_truth",
+                                               callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_subscription(RobotState, "robot_state", self._on_robot_state, LATCHED)
+        self.sync = subscribe_frame(self, {"objects": ("perception/objects3d", Objects3D),
+                                           "relations": ("perception/relations", SpatialRelations)}, self._on_frame)
+
+    # ------------------------------------------------------------------ inputs
+    def _on_robot_state(self, msg: RobotState) -> None:
+        if msg.world_version in (self.truth_version, self._truth_pending):
+            return
+        if not self.truth_client.service_is_ready():
+            self.get_logger().warning("sim/get_ground_truth not available: states and people unknown",
+                                      throttle_duration_sec=10.0)
+            return
+        self._truth_pending = msg.world_version
+        future = self.truth_client.call_async(GetGroundTruth.Request())
+        future.add_done_callback(lambda f, v=msg.world_version: self._on_truth(f, v))
+
+    def _on_truth(self, future, version: int) -> None:
+        res = future.result()
+        if res is None or not res.success:
+            self._truth_pending = -1
+            return
+        try:
+            self.provider.update(json.loads(res.truth_json))
+            self.truth_version = max(self.truth_version, version)
+        except ValueError as exc:
+            self.get_logger().error(f"simulator truth rejected: {exc}")
+        self._truth_pending = -1
+
+    def _on_frame(self, g: dict) -> None:
+        objects = msg_to_objects(g["objects"])
+        relations = msg_to_relations(g["relations"])
+        with self._lock:
+            self.graph.update(PerceptionResult(objects, relations), self.provider if self.provider.version else None)
+            self.frame_version = int(g["objects"].world_version)
+        self._publish()
+
+    # ------------------------------------------------------------------ outputs
+    def status(self) -> dict:
+        return {"world_version": self.frame_version, "truth_version": self.truth_version}
+
+    def _publish(self) -> None:
+        snap = self.graph.snapshot()
+        self.pub_json.publish(String(data=json.dumps({**self.status(), "graph": json.loads(snap.to_json())})))
+        arr = MarkerArray()
+        stamp = self.get_clock().now().to_msg()
+        for m in snap.markers():
+            for kind in ("box", "text"):
+                mk = Marker()
+                mk.header.frame_id, mk.header.stamp = self.p["world_frame"], stamp
+                mk.ns, mk.id = f"{m['ns']}_{kind}", int(m["marker_id"])
+                mk.type = Marker.CUBE if kind == "box" else Marker.TEXT_VIEW_FACING
+                mk.action = Marker.ADD
+                center = list(m["center"])
+                if kind == "text":
+                    center[2] += m["size"][2] / 2 + 0.08
+                mk.pose = conv.pose_msg(center, (0.0, 0.0, 0.0, 1.0))
+                mk.scale = conv.vector3(m["size"] if kind == "box" else (0.05, 0.05, 0.05))
+                r, g_, b, a = m["color"]
+                mk.color = ColorRGBA(r=float(r), g=float(g_), b=float(b), a=float(a) if kind == "box" else 1.0)
+                mk.text = m["text"] if kind == "text" else ""
+                mk.lifetime = Duration(sec=2)
+                arr.markers.append(mk)
+        self.pub_markers.publish(arr)
+
+    # ------------------------------------------------------------------ tools
+    def _on_call_tool(self, req, res):
+        return self._answer(req.tool, list(req.args), res)
+
+    def _answer(self, tool: str, args: list, res):
+        r = self.tools.call(tool, args, deadline=float("inf"))
+        res.success = bool(r.success)
+        res.result = r.text if r.success else (json.dumps(r.data) if r.data is not None else "")
+        res.error = "" if r.success else (r.error or "tool call failed")
+        return res
+
+
+def main(args=None) -> int:
+    return run_node(SceneGraphNode, args=args)
