@@ -40,7 +40,7 @@ bench: setup
 	@$(ENV) python bench/run_all.py
 
 evaluate: setup
-	@$(ENV) python -m raider_ros.tools.evaluate --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)"
+	@$(ENV) python -m raider_ros.tools.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)"
 
 clean:
 	rm -rf build install log bench/results out

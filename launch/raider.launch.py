@@ -13,6 +13,7 @@ NODES = [
     ("depth_distance", "depth_distance.yaml"),
     ("spatial_relations", "spatial_relations.yaml"),
     ("scene_graph", "scene_graph.yaml"),
+    ("issue_detector", "issue_detector.yaml"),
 ]
 
 # launch argument -> (default, description, {executable: parameter name})

@@ -1,0 +1,76 @@
+"""Build an issue detector (RAIDER or a baseline) from plain settings (ROS-free).
+
+The issue_detector node and the evaluation harness's local mode both call
+:func:`build_detector`, so the two run the same agent for the same settings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Mapping
+
+from raider_ros.agent.backends import make_llm
+from raider_ros.agent.baselines import LLMVisualObs, Precond
+from raider_ros.agent.flow import ProgramFlowManager
+from raider_ros.agent.prompt import IssuePrompt, PromptConfig
+from raider_ros.agent.tools import ToolExecutor
+
+METHODS = ("raider", "llm_visual_obs", "precond")
+
+
+@dataclass
+class DetectorSettings:
+    backend: str = "rules"                 # rules | openai | scripted
+    method: str = "raider"                 # raider | llm_visual_obs | precond
+    toolset: str = "household"             # household | assistive | preferences (data/toolsets)
+    procedure: str = "QGEN_GRND"           # QGEN_GRND | QGEN | GRND | BASIC (prompt ablations)
+    time_limit_s: float = 20.0
+    max_turns: int = 12
+    reach_m: float = 1.1
+    handover_distance_m: float = 0.5
+    # openai backend
+    model: str = "gpt-4o-2024-05-13"
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    seed: int = 0
+    request_timeout_s: float = 30.0
+    max_retries: int = 3
+    tool_protocol: str = "text"            # text | native
+    # scripted backend
+    fixture: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> "DetectorSettings":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown detector setting {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        return cls(**values)
+
+
+def make_backend(s: DetectorSettings, toolset=None):
+    if s.backend == "openai":
+        return make_llm("openai", model=s.model, base_url=s.base_url or None, api_key_env=s.api_key_env,
+                        seed=s.seed, request_timeout_s=s.request_timeout_s, max_retries=s.max_retries,
+                        tool_mode=s.tool_protocol, tools=toolset if s.tool_protocol == "native" else None)
+    if s.backend == "scripted":
+        if not s.fixture:
+            raise ValueError("the scripted backend needs a fixture file (setting 'fixture')")
+        return make_llm("scripted", fixture=s.fixture)
+    return make_llm(s.backend, **s.extra)
+
+
+def build_detector(s: DetectorSettings, tools: ToolExecutor,
+                   scene_graph: Callable[[], Mapping] | None = None):
+    """An object with ``run(query, context, on_event, cancel) -> AgentResult``."""
+    if s.method not in METHODS:
+        raise ValueError(f"unknown method {s.method!r}; known: {', '.join(METHODS)}")
+    if s.method == "precond":
+        return Precond(tools, time_limit_s=s.time_limit_s)
+    config = PromptConfig(procedure=s.procedure, tool_protocol=s.tool_protocol).with_facts(
+        reach_m=s.reach_m, handover_distance_m=s.handover_distance_m)
+    if s.method == "llm_visual_obs":
+        return LLMVisualObs(make_backend(s), scene_graph, config, time_limit_s=s.time_limit_s)
+    prompt = IssuePrompt(s.toolset, config)
+    return ProgramFlowManager(make_backend(s, prompt.toolset), tools, prompt, time_limit_s=s.time_limit_s,
+                              max_turns=s.max_turns)

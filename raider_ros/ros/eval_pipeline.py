@@ -1,0 +1,135 @@
+"""The evaluation harness's ROS pipeline: every case goes through the running node graph.
+
+``RosPipeline`` starts (or, with ``start_graph=False``, joins) sim_world, the perception nodes,
+scene_graph and issue_detector. For a case it loads the case's scene into the simulator when
+it changes, applies the case's setup (reset first), waits until the scene graph has folded
+in a frame and the provider's truth of that world version, then calls ``detect_issue``.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import threading
+import time
+from typing import Any
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from raider_ros.core.scene import Scene, dump_scene
+from raider_ros.evaluation.runner import DetectOutcome
+from raider_ros.ros.graph import NodeGraph, wait_for_services
+from raider_ros.srv import ApplySetup, DetectIssue, LoadScene
+
+GRAPH = ("sim_world", "object_detector", "depth_distance", "spatial_relations", "scene_graph", "issue_detector")
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class PipelineError(RuntimeError):
+    pass
+
+
+class RosPipeline:
+    def __init__(self, backend: str = "rules", *, start_graph: bool = True, detector_params: dict | None = None,
+                 sim_params: dict | None = None, log_dir: str | None = None, call_timeout_s: float = 60.0,
+                 refresh_timeout_s: float = 20.0):
+        self.call_timeout_s = call_timeout_s
+        self.refresh_timeout_s = refresh_timeout_s
+        self.graph = NodeGraph(log_dir) if start_graph else None
+        self._scene_key: str | None = None
+        self._status: dict = {}
+        self._status_cond = threading.Condition()
+        if self.graph is not None:
+            self.graph.start("sim_world", {"skill_duration_s": 0.0, **(sim_params or {})})
+            for name in GRAPH[1:-1]:
+                self.graph.start(name)
+            self.graph.start("issue_detector", {"backend": backend, **(detector_params or {})})
+            atexit.register(self.close)
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = Node("evaluation_client", context=self.context)
+        self.load = self.node.create_client(LoadScene, "sim/load_scene")
+        self.setup = self.node.create_client(ApplySetup, "sim/apply_setup")
+        self.detect_client = self.node.create_client(DetectIssue, "detect_issue")
+        self.node.create_subscription(String, "scene_graph/json", self._on_graph, LATCHED)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._spin = threading.Thread(target=self._spin_loop, daemon=True)
+        self._spin.start()
+        try:
+            wait_for_services(self.node, [self.load, self.setup, self.detect_client], 60.0, self.graph)
+        except Exception:
+            self.close()
+            raise
+
+    def _spin_loop(self) -> None:
+        while self.context.ok():
+            try:
+                self.executor.spin_once(timeout_sec=0.1)
+            except Exception:  # noqa: BLE001 - context shut down under us
+                break
+
+    def _on_graph(self, msg: String) -> None:
+        try:
+            doc = json.loads(msg.data)
+        except ValueError:
+            return
+        with self._status_cond:
+            self._status = {"world_version": doc.get("world_version", -1), "truth_version": doc.get("truth_version", -1)}
+            self._status_cond.notify_all()
+
+    def _call(self, client, request):
+        if self.graph is not None:
+            self.graph.check_alive()
+        future = client.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(self.call_timeout_s):
+            raise PipelineError(f"{client.srv_name}: no answer within {self.call_timeout_s:.0f} s")
+        return future.result()
+
+    # ------------------------------------------------------------------ Pipeline protocol
+    def prepare(self, scene: Scene, setup: Any) -> None:
+        key = f"{scene.source}:{scene.name}"
+        if key != self._scene_key:
+            res = self._call(self.load, LoadScene.Request(yaml_text=dump_scene(scene)))
+            if not res.success:
+                raise PipelineError(f"the simulator refused scene {scene.name}: {res.message}")
+            self._scene_key = key
+        res = self._call(self.setup, ApplySetup.Request(setup_yaml=json.dumps(setup) if setup else "", reset=True))
+        if not res.success:
+            raise PipelineError(f"the simulator refused the setup: {res.message}")
+        version = res.world_version
+        end = time.monotonic() + self.refresh_timeout_s
+        with self._status_cond:
+            while not (self._status.get("world_version", -1) >= version and self._status.get("truth_version", -1) >= version):
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise PipelineError(f"perception did not refresh to world version {version} within "
+                                        f"{self.refresh_timeout_s:.0f} s (scene graph at {self._status})")
+                self._status_cond.wait(min(left, 0.5))
+                if self.graph is not None:
+                    self.graph.check_alive()
+
+    def detect(self, query: str) -> DetectOutcome:
+        r = self._call(self.detect_client, DetectIssue.Request(query=query))
+        return DetectOutcome(issue=r.issue or None, explanation=r.explanation, grounding=list(r.grounding),
+                             status=r.status, error=r.error or None, llm_turns=r.llm_turns, tool_calls=r.tool_calls,
+                             prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
+                             elapsed_s=r.elapsed_s)
+
+    def close(self) -> None:
+        if getattr(self, "context", None) is not None and self.context.ok():
+            self.executor.shutdown(timeout_sec=1.0)
+            self.node.destroy_node()
+            self.context.try_shutdown()
+        if self.graph is not None:
+            self.graph.stop_all()
+
+
+def make_pipeline(backend: str) -> RosPipeline:
+    return RosPipeline(backend)
