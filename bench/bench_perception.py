@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from raider_ros.core.paths import data_dir  # noqa: E402
-from raider_ros.core.render import render, visible_pixel_counts  # noqa: E402
+from raider_ros.core.render import Renderer, render, visible_pixel_counts  # noqa: E402
 from raider_ros.core.scene import (Camera, Person, Robot, Scene, SceneError, SceneObject,  # noqa: E402
                                    apply_setup, load_scene, load_yaml_text)
 from raider_ros.perception.oracle import OracleGeometry  # noqa: E402
@@ -97,9 +97,9 @@ class _Placer:
 
 
 SMALL_TYPES = [("Apple", "sphere", (0.07, 0.09), False), ("Mug", "cylinder", (0.08, 0.11), True),
-               ("Bowl", "cylinder", (0.14, 0.2), True), ("Book", "box", (0.15, 0.24), False),
+               ("Bowl", "cylinder", (0.16, 0.26), True), ("Book", "box", (0.15, 0.24), False),
                ("CerealBox", "box", (0.18, 0.3), False), ("Bottle", "cylinder", (0.07, 0.09), False),
-               ("Box", "box", (0.1, 0.2), False), ("Pot", "cylinder", (0.2, 0.26), True)]
+               ("Box", "box", (0.1, 0.2), False), ("Pot", "cylinder", (0.22, 0.3), True)]
 
 
 def generate_scene(seed: int, n_objects: int = 20) -> Scene:
@@ -133,6 +133,17 @@ def generate_scene(seed: int, n_objects: int = 20) -> Scene:
             ssize = np.array([size[0] * rng.uniform(0.5, 0.8), size[1] * 0.5, 0.04])
             sc = (c[0] + rng.uniform(-0.1, 0.1) * size[0], c[1], size[2] + rng.uniform(0.35, 0.5))
             surfaces.append(add("Shelf", "box", sc, ssize, props=("receptacle",)))
+    if rng.random() < 0.6:   # an open cabinet facing the robot, something on its floor
+        size = np.array([rng.uniform(0.4, 0.6), rng.uniform(0.5, 0.8), rng.uniform(0.5, 0.8)])
+        c = floor.place([1.2, -1.5], [2.6, 1.5], size[:2] / 2)
+        if c is not None:
+            counts["Cabinet"] += 1
+            objs.append(SceneObject(id=f"Cabinet_{counts['Cabinet']}", type="Cabinet", shape="box",
+                                    center=(float(c[0]), float(c[1]), float(size[2] / 2)), size=tuple(map(float, size)),
+                                    door="-x", properties=frozenset({"openable", "receptacle"}), state={"open": True}))
+            item = rng.uniform(0.12, 0.2)
+            add("Box", "box", (c[0] + rng.uniform(-0.05, 0.05), c[1] + rng.uniform(-0.1, 0.1), 0.01 + item / 2),
+                (item, item, item), yaw=rng.uniform(0, 30))
     for _ in range(rng.integers(1, 3)):    # floor obstacles
         size = np.array([rng.uniform(0.3, 0.5), rng.uniform(0.3, 0.5), rng.uniform(0.3, 0.8)])
         c = floor.place([0.6, -1.8], [2.5, 1.8], size[:2] / 2)
@@ -157,7 +168,7 @@ def generate_scene(seed: int, n_objects: int = 20) -> Scene:
         size = np.array([d, d, d * rng.uniform(0.6, 1.3)]) if shape != "box" else \
             np.array([d, d * rng.uniform(0.4, 1.0), d * rng.uniform(0.4, 1.5)])
         if hollow:
-            size[2] = min(size[2], d * 0.7)
+            size[2] = d * rng.uniform(0.45, 0.6)
         yaw = rng.uniform(0, 90) if shape == "box" else 0.0
         t = math.radians(yaw)
         half = np.array([abs(math.cos(t)) * size[0] + abs(math.sin(t)) * size[1],
@@ -170,11 +181,10 @@ def generate_scene(seed: int, n_objects: int = 20) -> Scene:
         top = s.center[2] + s.size[2] / 2
         o = add(typ, shape, (c[0], c[1], top + size[2] / 2), size, yaw, open_top=hollow)
         target -= 1
-        if hollow and target > 0 and rng.random() < 0.6:   # something inside the container
-            inner = min(size[0], size[1]) * 0.45
-            isize = (inner, inner, inner)
-            add("Apple" if rng.random() < 0.5 else "Egg", "sphere",
-                (c[0], c[1], top + 0.005 + inner / 2 + 0.0), isize)
+        if hollow and target > 0 and rng.random() < 0.7:   # something in the container, sticking out
+            inner = d * rng.uniform(0.5, 0.6)
+            add("Apple" if rng.random() < 0.5 else "Orange", "sphere",
+                (c[0], c[1], top + 0.005 + inner / 2), (inner, inner, inner))
             target -= 1
         del o
     return Scene(name=f"generated_{seed}_{n_objects}", robot=Robot(), camera=Camera(),
@@ -182,7 +192,7 @@ def generate_scene(seed: int, n_objects: int = 20) -> Scene:
 
 
 # --------------------------------------------------------------------------- scoring
-def evaluate(scene: Scene, pipeline: PerceptionPipeline, stats: dict) -> None:
+def evaluate(label: str, scene: Scene, pipeline: PerceptionPipeline, stats: dict) -> None:
     frame = render(scene)
     res = pipeline.process(frame.rgb, frame.depth, frame.instance, frame.labels, frame.camera)
     oracle = OracleGeometry(scene, frame=frame)
@@ -215,7 +225,19 @@ def evaluate(scene: Scene, pipeline: PerceptionPipeline, stats: dict) -> None:
                 key = ("tp" if got else "fn") if ans.holds else ("fp" if got else "tn")
                 c[key] += 1
                 if key in ("fp", "fn") and len(stats["errors"]) < 400:
-                    stats["errors"].append((scene.name, key, a, rel, b, ans.evidence, res.engine.evaluate(a, rel, b)[1]))
+                    stats["errors"].append((label, key, a, rel, b, ans.evidence, res.engine.evaluate(a, rel, b)[1],
+                                            _visible_share(scene, a, vis), _visible_share(scene, b, vis)))
+
+
+_SOLO: dict = {}
+
+
+def _visible_share(scene: Scene, eid: str, vis: dict) -> float:
+    """Share of the entity's own pixels (rendered alone) that the frame shows (for error reports)."""
+    key = (scene.name, id(scene), eid)
+    if key not in _SOLO:
+        _SOLO[key] = Renderer().occluders(scene, eid)[0]
+    return round(vis.get(eid, 0) / max(_SOLO[key], 1), 3)
 
 
 def time_update(pipeline: PerceptionPipeline, n_objects: int = 50, runs: int = 7) -> tuple[float, int]:
@@ -242,8 +264,8 @@ def main(argv=None) -> int:
     scenes = project_scenes() + [(f"generated/{i}", generate_scene(i, 12 + (i % 4) * 6)) for i in range(n_gen)]
     stats: dict = {"entities": 0, "detected": 0, "dist_err": [], "errors": [],
                    "rel": {r: defaultdict(int) for r in RELATIONS}}
-    for _, scene in scenes:
-        evaluate(scene, pipeline, stats)
+    for label, scene in scenes:
+        evaluate(label, scene, pipeline, stats)
 
     out: dict[str, float] = {}
     precs, recs = [], []

@@ -44,14 +44,20 @@ from .types import RELATIONS, PerceivedObject, Relation, check_relation
 
 @dataclass(frozen=True)
 class RelationParams:
-    contact_m: float = 0.03          # on top of: |A bottom - B top| at most this
+    contact_m: float = 0.045         # on top of: |A bottom - B top| at most this (see below)
     on_top_fraction: float = 0.5     # on top of: share of A's points over B's footprint
     inside_fraction: float = 0.5     # inside: share of A's points in B's hull (REFLECT: 0.5)
     hull_tolerance_m: float = 0.005  # inside: a point this close outside the hull still counts
-    clearance_m: float = 0.03        # above / below: vertical clearance over this
+    clearance_m: float = 0.045       # above / below: vertical clearance over this
     side_margin_px: float = 0.0      # left / right: extra image margin
     side_box: str = "cloud"          # left / right: image box of the points' 3-D box, or "pixels"
     support_gap_m: float = 0.03      # blocking: a box under B and this close in xy carries B
+    complete_bottoms: bool = True    # extend objects whose bottom is hidden down to their support
+    occluder_depth_m: float = 0.03   # completion: a neighbour this much nearer hides the bottom
+    bottom_occluded_fraction: float = 0.3  # completion: share of the bottom edge that must be hidden
+    support_tolerance_m: float = 0.01      # completion: a support's top may be this much above A's lowest point
+    floor_snap_m: float = 0.4        # completion: with no support seen, a bottom this low goes to the floor
+    footprint_tolerance_m: float = 0.02   # on top of: B's footprint grown by this (A hides B's top under it)
     near_gap_m: float = 0.15         # near: box gap below this (the spec's value)
     block_fraction: float = 0.2      # blocking: estimated share of B that A hides
     occlusion_depth_m: float = 0.01  # blocking: B's box must reach this far behind A's surface
@@ -91,10 +97,14 @@ class RelationEngine:
             self.base = np.asarray(camera.position, float)[:2]
         else:
             self.base = None
-        self.img = self._image_boxes()
         self._hulls: dict[int, Any] = {}
         self._raster: tuple[np.ndarray, np.ndarray] | None = None
         self._rects: dict[int, tuple[int, int, int, int] | None] = {}
+        self.seen_bottom = self.lo[:, 2].copy()     # lowest visible point of each object
+        self.bottom_occluders: list[set[int]] = [set() for _ in range(n)]
+        if camera is not None and params.complete_bottoms:
+            self._complete_bottoms()
+        self.img = self._image_boxes()
 
     # ------------------------------------------------------------------ per-object data
     def _image_boxes(self) -> np.ndarray:
@@ -119,6 +129,42 @@ class RelationEngine:
         b[:, 2] = np.where(pix[:, 2] >= w, np.inf, b[:, 2])
         b[:, 3] = np.where(pix[:, 3] >= h, np.inf, b[:, 3])
         return b
+
+    def _complete_bottoms(self) -> None:
+        """Amodal completion downwards: an object whose lowest pixels border on a nearer object
+        (or on the image's lower edge) has its bottom hidden; its box is extended down to the
+        top of the highest object seen under it; with none seen, to the floor (z = 0) when its
+        visible bottom is low (``floor_snap_m``). Things rest on something; a higher object with
+        nothing seen under it (wall-mounted, or its support out of view) keeps its visible
+        bottom."""
+        lab, zmap = self._raster_maps()
+        h = lab.shape[0]
+        p = self.params
+        for k, it in enumerate(self._items):
+            u0, v0, u1, v1 = it.obj.bbox
+            mine = lab[v0:v1 + 1, u0:u1 + 1] == k
+            cols = np.flatnonzero(mine.any(axis=0))
+            if not len(cols):
+                continue
+            low = v0 + mine.shape[0] - 1 - np.argmax(mine[::-1, cols], axis=0)   # lowest row per column
+            u = cols + u0
+            below = low + 1
+            edge = below >= h
+            nb = np.where(edge, -1, lab[np.minimum(below, h - 1), u])
+            zn = zmap[np.minimum(below, h - 1), u]
+            with np.errstate(invalid="ignore"):
+                hid = (nb >= 0) & (nb != k) & (zn < zmap[low, u] - p.occluder_depth_m)
+            if np.count_nonzero(hid | edge) < p.bottom_occluded_fraction * len(u):
+                continue
+            self.bottom_occluders[k] = set(np.unique(nb[hid]).tolist())
+            lo, hi, g = self.lo[k], self.hi[k], p.support_gap_m
+            under = np.all((self.lo[:, :2] <= hi[:2] + g) & (lo[:2] <= self.hi[:, :2] + g), axis=1) & \
+                (self.hi[:, 2] <= lo[2] + p.support_tolerance_m)
+            under[k] = False
+            if under.any():
+                self.lo[k, 2] = min(lo[2], float(self.hi[under, 2].max()))
+            elif lo[2] <= p.floor_snap_m:   # low, nothing seen under it: it stands on the floor
+                self.lo[k, 2] = min(lo[2], 0.0)
 
     def _hull(self, j: int):
         if j not in self._hulls:
@@ -148,10 +194,12 @@ class RelationEngine:
     def _on_top_of(self, I, J):
         dz = self.lo[I, 2] - self.hi[J, 2]
         frac = np.zeros(len(I))
-        cand = np.flatnonzero((np.abs(dz) <= self.params.contact_m) & (self._xy_overlap(I, J) > 0))
+        cand = np.flatnonzero((np.abs(dz) <= self.params.contact_m) &
+                              (self._xy_overlap(I, J) > -self.params.footprint_tolerance_m))
         for k in cand:
             p = self._items[I[k]].obj.points[:, :2]
-            lo, hi = self.lo[J[k], :2], self.hi[J[k], :2]
+            g = self.params.footprint_tolerance_m
+            lo, hi = self.lo[J[k], :2] - g, self.hi[J[k], :2] + g
             frac[k] = np.mean(np.all((p >= lo) & (p <= hi), axis=1))
         holds = (np.abs(dz) <= self.params.contact_m) & (frac > self.params.on_top_fraction)
         return holds, {"bottom_minus_top_m": dz, "footprint_fraction": frac}
@@ -164,6 +212,12 @@ class RelationEngine:
         tol = self.params.hull_tolerance_m
         for k in cand:
             p = self._items[I[k]].obj.points
+            if J[k] in self.bottom_occluders[I[k]]:
+                # B's wall hides A's lower part: the share of A's completed box inside B's box
+                ov = np.maximum(np.minimum(self.hi[I[k]], self.hi[J[k]]) - np.maximum(self.lo[I[k]], self.lo[J[k]]), 0)
+                frac[k] = float(np.prod(ov) / max(np.prod(self.hi[I[k]] - self.lo[I[k]]), 1e-12))
+                method[k] = "completed box"
+                continue
             eq = self._hull(J[k])
             if eq is None:
                 frac[k] = np.mean(np.all((p >= self.lo[J[k]] - tol) & (p <= self.hi[J[k]] + tol), axis=1))
@@ -177,10 +231,10 @@ class RelationEngine:
         b = self.img
         # A's centre; when A is cut by the border on the far side its true centre could be
         # anywhere beyond, so the answer is withheld (inf margin below).
+        cut_far = np.isinf(b[I, 2]) if left else np.isinf(b[I, 0])
         with np.errstate(invalid="ignore"):
             cu = (b[I, 0] + b[I, 2]) / 2.0
-        cut_far = np.isinf(b[I, 2]) if left else np.isinf(b[I, 0])
-        side = (b[J, 0] - cu) if left else (cu - b[J, 2])
+            side = (b[J, 0] - cu) if left else (cu - b[J, 2])
         side = np.where(cut_far | np.isnan(side), -np.inf, side)
         rows = np.minimum(b[I, 3], b[J, 3]) - np.maximum(b[I, 1], b[J, 1])
         holds = (side > self.params.side_margin_px) & (rows > 0)
@@ -205,6 +259,10 @@ class RelationEngine:
             return float("inf")
         if self.lo[i, 2] >= self.params.path_corridor_m:   # too high to reach the floor path
             return float(self.lo[i, 2])
+        far = np.maximum(np.maximum(self.lo[i, :2] - np.maximum(self.base, self.hi[j, :2]),
+                                    np.minimum(self.base, self.lo[j, :2]) - self.hi[i, :2]), 0.0)
+        if np.hypot(*far) >= self.params.path_corridor_m:  # far from the box around the whole path
+            return float(np.hypot(*far))
         return floor_path_distance(self.base, self.lo[j], self.hi[j], self.lo[i], self.hi[i])
 
     def carries(self, i: int, j: int) -> bool:
@@ -245,7 +303,12 @@ class RelationEngine:
         return self._rects[j]
 
     def hidden_fraction(self, i: int, j: int) -> float:
-        """Estimated share of B (index j) that A (index i) hides; 0 without a camera."""
+        """Estimated share of B (index j) that A (index i) hides; 0 without a camera.
+
+        Pixels of A whose ray meets B's box behind A count as hidden, unless the box of another
+        object lies between A and B there (without A, that object would show). When the count
+        stays under ``block_fraction`` before that discount, the discount is skipped: the value
+        is then an upper bound, and the answer (not blocking) the same."""
         if self.camera is None or i == j:
             return 0.0
         rect = self._rect(j)
@@ -267,14 +330,15 @@ class RelationEngine:
         t_in, t_out = self._slab(d, j)
         eps = self.params.occlusion_depth_m
         hidden = (t_out > t_in) & (t_out > za + eps)
-        if hidden.any():
+        visible = self._items[j].obj.valid_depth_pixels
+        raw = int(np.count_nonzero(hidden))
+        if raw and raw / (visible + raw) >= self.params.block_fraction:
             # without A, another object whose box lies between A's surface and B would show there
             t_b = np.maximum(t_in, za)
             for k in self._rect_overlaps((u0, v0, u1, v1), exclude=(i, j)):
                 c_in, c_out = self._slab(d, k)
                 hidden &= ~((c_out > c_in) & (c_out > za + eps) & (c_in < t_b))
         n = int(np.count_nonzero(hidden))
-        visible = self._items[j].obj.valid_depth_pixels
         return n / (visible + n) if n else 0.0
 
     def _slab(self, d: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
@@ -358,7 +422,7 @@ class RelationEngine:
                 keep |= meet
             return I[keep], J[keep]
         if relation in ("inside", "on top of", "above", "below", "near"):
-            g = self.params.near_gap_m if relation == "near" else 0.0
+            g = {"near": self.params.near_gap_m, "on top of": self.params.footprint_tolerance_m}.get(relation, 0.0)
             keep = np.all((self.lo[I, :2] <= self.hi[J, :2] + g) & (self.lo[J, :2] <= self.hi[I, :2] + g), axis=1)
             return I[keep], J[keep]
         return I, J
