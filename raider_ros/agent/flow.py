@@ -9,6 +9,15 @@ that failed or could not be read, (4) neither tool calls nor a final response.
 The run has a hard time limit: the LLM and the tools get it as ``deadline``, and the manager
 stops waiting for them when it passes. Nothing raises out of :meth:`ProgramFlowManager.run`:
 every failure is an :class:`AgentResult` with ``status="error"`` and a reason.
+
+Events, ``on_event(stage, payload)`` (called one at a time, possibly from tool threads):
+
+- ``ground`` / ``ask`` / ``answer`` / ``issue`` — ``{"turn", "text"}``: a procedure step, from the
+  step headings the model writes (without headings: tool calls are ``answer``); the final
+  ``issue`` event carries ``{"turn", "issue", "explanation", "grounding"}`` instead of text.
+- ``tool_call`` — ``{"turn", "index", "name", "args"}`` when a call starts.
+- ``tool_result`` — ``{"turn", "index", "name", "args", "success", "text", "error", "duration_s"}``.
+- ``warning`` — ``{"number", "title", "message", "turn"}``.
 """
 from __future__ import annotations
 

@@ -45,6 +45,12 @@ def test_request_and_reply(server):
     assert server.request_headers[0]["authorization"] == "Bearer not-needed"
 
 
+def test_models_endpoint(server):
+    import openai
+    client = openai.OpenAI(base_url=server.url, api_key="x", max_retries=0, timeout=5)
+    assert [m.id for m in client.models.list().data] == ["fake-model"]
+
+
 def test_key_from_the_named_environment_variable(server, monkeypatch):
     monkeypatch.setenv("RAIDER_TEST_KEY", "sk-test-123")
     server.push({"content": "hi"})
