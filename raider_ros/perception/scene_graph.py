@@ -39,7 +39,7 @@ import numpy as np
 
 from .matching import Entity, Matcher
 from .provider import Provider, ProviderError, RobotInfo
-from .types import PerceivedObject, Relation
+from .types import PerceivedObject
 
 ROBOT_ID = "robot"
 _ID_SUFFIX = re.compile(r"^(.*)_(\d+)$")
