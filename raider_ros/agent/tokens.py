@@ -4,6 +4,7 @@ Without it, a rough 4-characters-per-token estimate."""
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 from typing import Sequence
 
 _lock = threading.Lock()
@@ -27,6 +28,7 @@ def _enc():
     return _encoding
 
 
+@lru_cache(maxsize=512)
 def count_tokens(text: str) -> int:
     enc = _enc()
     if enc is None:
