@@ -14,6 +14,7 @@ Domains live in ``data/pddl/<name>/domain.pddl`` with ``problem.pddl`` beside th
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,21 +112,38 @@ def load_task(domain: str | Path, problem: str | Path) -> PddlTask:
     """Read and check a domain and a problem (paths or inline text)."""
     dtext, dsrc = _read(domain, "domain")
     ptext, psrc = _read(problem, "problem")
-    from pddl.parser.domain import DomainParser
-    from pddl.parser.problem import ProblemParser
-    dom = _parse(DomainParser(), dtext, dsrc, "domain")
-    prob = _parse(ProblemParser(), ptext, psrc, "problem")
+    dom = _parse(dtext, dsrc, "domain")
+    prob = _parse(ptext, psrc, "problem")
     task = PddlTask(dom, prob, dtext, ptext, dsrc, psrc)
     _Checker(task).run()
     return task
 
 
-def _parse(parser: Any, text: str, source: str, kind: str) -> Any:
+_PARSERS: dict[str, Any] = {}
+_PARSE_LOCK = threading.Lock()
+
+
+def _run_parser(kind: str, text: str) -> Any:
+    """Building the pddl package's parser (a Lark grammar) takes most of a second, so one per
+    kind is kept; its transformer holds per-parse state, reset before every parse."""
+    with _PARSE_LOCK:
+        parser = _PARSERS.get(kind)
+        if parser is None:
+            from pddl.parser.domain import DomainParser
+            from pddl.parser.problem import ProblemParser
+            parser = _PARSERS[kind] = DomainParser() if kind == "domain" else ProblemParser()
+        transformer = getattr(parser, "_transformer", None)
+        if transformer is not None:
+            transformer.__init__()
+        return parser(text)
+
+
+def _parse(text: str, source: str, kind: str) -> Any:
     _check_brackets(text, source)
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
     from pddl.exceptions import PDDLError
     try:
-        return parser(text)
+        return _run_parser(kind, text)
     except UnexpectedEOF as exc:
         raise PddlError(f"the {kind} ends too early (a ')' or a section is missing)", source=source,
                         line=_last_line(text)) from None

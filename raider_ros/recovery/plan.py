@@ -61,8 +61,9 @@ _MARKER = re.compile(r"corrective\s+actions\s*:", re.I)
 _LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]\s+|\d{1,3}[.)]\s+)")
 _CODE_LINE = re.compile(
     r"^\s*(?:"
-    r"(?:[A-Za-z_]\w*\s*=\s*)?[A-Za-z_][\w.]*\s*\("      # call, or name = call(
-    r"|[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)?=[^=]"           # any other assignment
+    r"(?:[A-Za-z_]\w*\s*=\s*)?[A-Za-z_][\w.]*(?:\[[^\]]*\][\w.]*)*\s*\("  # call, or name = call(
+    r"|[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_]\w*)*\s*(?:\[[^\]]*\]\s*)?[-+*/%&|^@]?=[^=]"  # assignments
+    r"|[A-Za-z_]\w*\s*:\s*[A-Za-z_][\w.]*\s*="             # annotated assignment
     r"|@"                                                 # decorator
     r"|(?:import|from|for|while|def|class|with|lambda|if|elif|else|try|except|finally|"
     r"return|del|global|nonlocal|raise|assert|async|await|yield|exec|print)\b"
@@ -149,7 +150,9 @@ class PlanStep:
         for a in self.args:
             if isinstance(a, Var):
                 parts.append(a.name)
-            elif a.value.isidentifier() and not keyword.iskeyword(a.value) and a.value not in names:
+            elif (self.action not in INTERACTION_ACTIONS and a.value.isidentifier()
+                  and not keyword.iskeyword(a.value) and a.value not in names and not a.value.startswith("__")
+                  and not a.value.endswith("__")):
                 parts.append(a.value)
             else:
                 parts.append(json.dumps(a.value, ensure_ascii=False))
