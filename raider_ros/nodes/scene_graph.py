@@ -36,6 +36,7 @@ PARAMS = (
     Param("path_clearance_m", 0.3, "check_free_path: an obstacle closer than this to the floor path blocks it [m]"),
     Param("user_info_corpus", "", "Corpus for retrieve_user_information ('' = data/user_info/corpus.yaml)"),
     Param("world_frame", "map", "Frame id of the markers"),
+    Param("preload_user_info", True, "Load the sentence-embedding model for retrieve_user_information at start"),
 )
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -69,6 +70,9 @@ class SceneGraphNode(Node):
         self.truth_client = self.create_client(GetGroundTruth, "sim/get_ground_truth",
                                                callback_group=MutuallyExclusiveCallbackGroup())
         self.create_subscription(RobotState, "robot_state", self._on_robot_state, LATCHED)
+        if self.p["preload_user_info"]:  # the first query would otherwise wait for the model to load
+            threading.Thread(target=self.tools.call, args=("retrieve_user_information", ["warm-up"]),
+                             kwargs={"deadline": float("inf")}, daemon=True).start()
         self.sync = subscribe_frame(self, {"objects": ("perception/objects3d", Objects3D),
                                            "relations": ("perception/relations", SpatialRelations)}, self._on_frame)
 
