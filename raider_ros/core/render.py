@@ -191,6 +191,8 @@ class Renderer:
         self._rc: _Meshes | None = None
         self._rays_key: tuple | None = None
         self._rays: _Rays | None = None
+        self._optical_key: tuple | None = None
+        self._optical: np.ndarray | None = None
 
     # caches -----------------------------------------------------------------------
     def _mesh(self, key: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -209,10 +211,13 @@ class Renderer:
         return self._rc  # type: ignore[return-value]
 
     def _camera_rays(self, cam: CameraModel) -> "_Rays":
-        key = (cam.width, cam.height, cam.fx, cam.fy, cam.cx, cam.cy,
-               tuple(cam.position.tolist()), tuple(cam.rotation.ravel().tolist()))
+        intrinsics = (cam.width, cam.height, cam.fx, cam.fy, cam.cx, cam.cy)
+        key = (intrinsics, tuple(cam.position.tolist()), tuple(cam.rotation.ravel().tolist()))
         if key != self._rays_key:
-            self._rays, self._rays_key = _Rays(cam), key
+            if intrinsics != self._optical_key:
+                self._optical = cam.pixel_directions_optical().reshape(-1, 3).astype(np.float32)
+                self._optical_key = intrinsics
+            self._rays, self._rays_key = _Rays(cam, self._optical), key
         return self._rays  # type: ignore[return-value]
 
     # rendering ----------------------------------------------------------------------
@@ -260,18 +265,22 @@ class Renderer:
         keys = tuple(_geometry_key(e) for e in ents)
         with self._lock:
             rays = self._camera_rays(cam).array
-            solo = o3d.t.geometry.RaycastingScene()
             v, t = self._mesh(keys[idx])
+            cand = _pixels_under(cam, v)                     # only rays that can meet the target
+            if cand.size == 0:
+                return 0, {}
+            solo = o3d.t.geometry.RaycastingScene()
             solo.add_triangles(o3d.core.Tensor(v.astype(np.float32)), o3d.core.Tensor(t.astype(np.uint32)))
-            t_target = solo.cast_rays(o3d.core.Tensor(rays))["t_hit"].numpy()
-            sel = np.flatnonzero(np.isfinite(t_target))
+            t_cand = solo.cast_rays(o3d.core.Tensor(np.ascontiguousarray(rays[cand])))["t_hit"].numpy()
+            hit = np.isfinite(t_cand)
+            sel, t_target = cand[hit], t_cand[hit]
             if sel.size == 0:
                 return 0, {}
             lx = self._raycaster(keys).scene.list_intersections(o3d.core.Tensor(np.ascontiguousarray(rays[sel])))
             ray_ids = lx["ray_ids"].numpy().astype(np.int64)
             geo = lx["geometry_ids"].numpy().astype(np.int64)
             t_hit = lx["t_hit"].numpy()
-        front = (t_hit < t_target[sel][ray_ids] - 1e-4) & (geo != idx)
+        front = (t_hit < t_target[ray_ids] - 1e-4) & (geo != idx)
         ray_ids, geo = ray_ids[front], geo[front]
         # per ray: how many distinct entities stand in front of the target, and which one
         pairs = np.unique(ray_ids * (len(ents) + 1) + geo)
@@ -288,22 +297,28 @@ class Renderer:
 
 class _Rays:
     """Everything per pixel that depends on the camera only: rays, and the floor and sky
-    behind the objects (depth and colour)."""
+    behind the objects (depth and colour). ``optical`` are the camera's pixel directions in
+    the optical frame (z = 1), shared between poses with the same intrinsics."""
 
-    def __init__(self, cam: CameraModel):
-        self.array = np.ascontiguousarray(cam.rays().reshape(-1, 6))
+    def __init__(self, cam: CameraModel, optical: np.ndarray):
+        d = optical @ cam.rotation.T.astype(np.float32)                 # world frame, optical z = 1
+        self.array = np.empty((len(d), 6), np.float32)
+        self.array[:, :3] = cam.position
+        self.array[:, 3:] = d
         self.tensor = o3d.core.Tensor(self.array)
-        d = self.array[:, 3:].astype(np.float64)
+        dz = d[:, 2]
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(d[:, 2] < 0, -cam.position[2] / d[:, 2], np.inf)
-        t = np.where(np.hypot(d[:, 0], d[:, 1]) * t <= FLOOR_RANGE_M, t, np.inf)
+            t = np.where(dz < 0, np.float32(-cam.position[2]) / dz, np.float32(np.inf))
+        horizontal = np.hypot(d[:, 0], d[:, 1])
+        t[horizontal * t > FLOOR_RANGE_M] = np.inf
         self.t_floor = t.astype(np.float32)
-        floor = np.isfinite(t)
-        self.background_depth = np.where(floor, self.t_floor, np.nan).astype(np.float32)
-        facing = np.abs(d[:, 2]) / np.linalg.norm(d, axis=1)
-        shade = np.clip(AMBIENT + SUN * SUN_DIR[2] + HEADLIGHT * facing, 0.0, 1.0)
-        floor_rgb = np.asarray(FLOOR_RGB)[None, :] * shade[:, None]
-        rgb = np.where(floor[:, None], floor_rgb, np.asarray(SKY_RGB)[None, :])
+        floor = np.isfinite(self.t_floor)
+        self.background_depth = np.where(floor, self.t_floor, np.float32(np.nan))
+        facing = np.abs(dz) / np.sqrt(horizontal * horizontal + dz * dz)
+        shade = np.clip(AMBIENT + SUN * SUN_DIR[2] + HEADLIGHT * facing, 0.0, 1.0).astype(np.float32)
+        rgb = np.empty((len(d), 3), np.float32)
+        rgb[:] = SKY_RGB
+        rgb[floor] = np.asarray(FLOOR_RGB, np.float32)[None, :] * shade[floor, None]
         self.background_rgb = _to_u8(rgb)
 
 
@@ -340,6 +355,22 @@ class _Meshes:
         head = np.abs(np.einsum("ij,ij->i", n, to_eye)) / np.maximum(np.linalg.norm(to_eye, axis=1), 1e-9)
         shade = AMBIENT + SUN * np.clip(n @ SUN_DIR, 0.0, None) + HEADLIGHT * head
         return _to_u8(albedo[self.owner] * np.clip(shade, 0.0, 1.0)[:, None])
+
+
+def _pixels_under(cam: CameraModel, vertices: np.ndarray) -> np.ndarray:
+    """Flat indices of the pixels in the image rectangle that bounds a mesh's projection
+    (every pixel when part of the mesh lies behind the camera)."""
+    uvz = cam.project(vertices)
+    if np.any(uvz[:, 2] <= 1e-6):
+        return np.arange(cam.width * cam.height)
+    u0, v0 = np.floor(uvz[:, :2].min(axis=0)).astype(int) - 1
+    u1, v1 = np.ceil(uvz[:, :2].max(axis=0)).astype(int) + 1
+    u0, u1 = max(u0, 0), min(u1, cam.width - 1)
+    v0, v1 = max(v0, 0), min(v1, cam.height - 1)
+    if u0 > u1 or v0 > v1:
+        return np.arange(0)
+    vv, uu = np.mgrid[v0:v1 + 1, u0:u1 + 1]
+    return (vv * cam.width + uu).ravel()
 
 
 def _to_u8(rgb: np.ndarray) -> np.ndarray:
