@@ -267,7 +267,18 @@ class _Run:
                 return
             self.warn(4, turn, detail=f" (the final response could not be read: {parsed.final_error})"
                       if parsed.final_error else "")
-        self.fail(f"no final response after {self.pfm.max_turns} LLM turns (the turn limit)")
+        self.fail(f"no final response after {self.pfm.max_turns} LLM turns (the turn limit)"
+                  + self._unusable_replies_note())
+
+    def _unusable_replies_note(self) -> str:
+        """Name the cause when the LLM's last replies were unusable (garbage, prose only)."""
+        recent = [w for w in self.res.warnings if w.number == 4]
+        if len(recent) < 2 or recent[-1].turn != self.pfm.max_turns:
+            return ""
+        last = next((m["content"] for m in reversed(self.messages) if m["role"] == "assistant"), "")
+        sample = " ".join(str(last).split())[:80]
+        return (f"; the LLM's last {len(recent)} replies held neither a tool call nor a final response "
+                f"(garbage or off-protocol output, e.g. {sample!r})")
 
     def ask_llm(self) -> LLMReply | None:
         llm, messages = self.pfm.llm, list(self.messages)
@@ -332,6 +343,10 @@ class _Run:
                 todo.append((i, c))
         results = self.call_tools([(c.tool, c.args) for _, c in todo], turn)
         if results is None:
+            return False
+        fatal = next((r for r in results if r.fatal), None)
+        if fatal is not None:
+            self.fail(f"tools unavailable: {fatal.error}")
             return False
         by_index = dict(zip((i for i, _ in todo), results))
         for i, c in enumerate(calls):

@@ -36,6 +36,7 @@ class ToolResult:
     data: Any = None               # the parsed result (None when there is none)
     error: str | None = None       # why the call failed (success = False)
     duration_s: float = 0.0        # filled in by call_many
+    fatal: bool = False            # the tool backend itself is down: the run cannot go on
 
     @classmethod
     def ok(cls, data: Any) -> "ToolResult":
@@ -44,6 +45,12 @@ class ToolResult:
     @classmethod
     def fail(cls, error: str, data: Any = None) -> "ToolResult":
         return cls(False, json.dumps(data) if data is not None else error, data, error)
+
+    @classmethod
+    def unavailable(cls, error: str) -> "ToolResult":
+        """The service behind the tools is down (a dead perception node): the flow manager
+        ends the run with status error and this reason instead of asking the LLM again."""
+        return cls(False, error, None, error, fatal=True)
 
 
 ToolCallSpec = tuple[str, Sequence[Any]]          # (name, args)

@@ -66,7 +66,7 @@ class NodeGraph:
         self.nodes: dict[str, NodeProcess] = {}
 
     def start(self, executable: str, params: dict | None = None, name: str | None = None,
-              args: list[str] | None = None) -> NodeProcess:
+              args: list[str] | None = None, namespace: str | None = None) -> NodeProcess:
         name = name or executable
         cmd = [sys.executable, str(executable_path(executable)), *(args or []), "--ros-args"]
         cfg = config_file(executable)
@@ -74,6 +74,8 @@ class NodeGraph:
             cmd += ["--params-file", str(cfg)]
         if name != executable:
             cmd += ["-r", f"__node:={name}"]
+        if namespace:
+            cmd += ["-r", f"__ns:={namespace}"]
         for k, v in (params or {}).items():
             cmd += ["-p", _param_arg(k, v)]
         log_path = self.log_dir / f"{name}.log"

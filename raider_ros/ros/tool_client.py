@@ -37,19 +37,21 @@ class RosToolExecutor(ToolExecutorBase):
             while not self.client.service_is_ready() and time.monotonic() < end:
                 time.sleep(0.02)
             if not self.client.service_is_ready():
-                return ToolResult.fail(f"perception service {self.service} is not available "
-                                       f"(is the scene_graph node running?)")
+                return ToolResult.unavailable(f"perception service {self.service} is not available "
+                                              f"(is the scene_graph node running?)")
         req = CallTool.Request(tool=str(name), args=[_arg_text(a) for a in args])
         future = self.client.call_async(req)
         done = threading.Event()
         future.add_done_callback(lambda _f: done.set())
         if not done.wait(max(0.0, min(deadline - time.monotonic(), self.call_timeout_s))):
             future.cancel()
-            return ToolResult.fail(f"no answer from {self.service} for {name} within "
-                                   f"{self.call_timeout_s:.1f} s (perception node stopped?)")
+            if deadline - time.monotonic() <= 0:
+                return ToolResult.fail(f"time limit reached before {self.service} answered {name}")
+            return ToolResult.unavailable(f"no answer from {self.service} for {name} within "
+                                          f"{self.call_timeout_s:.1f} s (perception node stopped?)")
         res = future.result()
         if res is None:
-            return ToolResult.fail(f"the call to {self.service} for {name} failed")
+            return ToolResult.unavailable(f"the call to {self.service} for {name} failed")
         if res.success:
             try:
                 data = json.loads(res.result)

@@ -49,6 +49,15 @@ class GraphClient:
             self._clients[key] = self.node.create_client(srv_type, name)
         return self._clients[key]
 
+    def action_client(self, action_type, name: str):
+        """Action clients live as long as this client: destroying one while the executor
+        thread waits on it is a race in rclpy."""
+        from rclpy.action import ActionClient
+        key = (action_type, name)
+        if key not in self._clients:
+            self._clients[key] = ActionClient(self.node, action_type, name)
+        return self._clients[key]
+
     def call(self, srv_type, name: str, timeout: float = 30.0, **fields):
         c = self.client(srv_type, name)
         wait_for_services(self.node, [c], timeout, self.graph)

@@ -340,3 +340,24 @@ def test_tool_result_helpers():
     assert (ok.success, ok.text, ok.data) == (True, '{"a": 1}', {"a": 1})
     bad = ToolResult.fail("not found", {"error": "not found", "closest": ["Mug_1"]})
     assert (bad.success, bad.error, json.loads(bad.text)["closest"]) == (False, "not found", ["Mug_1"])
+
+
+# --------------------------------------------------------------------------- dead tool backend
+class _DeadTools(FunctionTools):
+    """Every call answers as a ROS tool client does when the perception node is gone."""
+
+    def __init__(self):
+        super().__init__({})
+        self.calls = 0
+
+    def call(self, name, args, *, deadline):
+        self.calls += 1
+        return ToolResult.unavailable("perception service scene_graph/call_tool is not available")
+
+
+def test_unavailable_tools_end_the_run_with_the_cause():
+    tools = _DeadTools()
+    res = agent("household.yaml", tools=tools).run("pick(Apple)")
+    assert res.status == "error" and res.issue is None
+    assert "scene_graph/call_tool is not available" in res.error
+    assert res.llm_turns == 1 and tools.calls >= 1  # no second LLM turn after the tools died
