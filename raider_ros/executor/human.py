@@ -21,8 +21,12 @@ Scenario file::
       - on: ask                    # ask (default) | say
         match: {keywords: [chair], any: [move, aside], regex: "(?i)in my way"}
         answer: "Sure, I moved it."
+        means: Chair_1             # optional: the id the answer refers to (see resolve_name)
         world: {objects: {Chair_1: {center: [1.0, 1.2, 0.45]}}}
         times: 1                   # how often the entry may be used
+
+:meth:`ScriptedHuman.resolve_name` turns an answer back into the id in ``means`` (what the
+person pointed at), for the executor's ``resolve_name`` port.
 """
 from __future__ import annotations
 
@@ -49,7 +53,8 @@ class ScenarioError(ValueError):
 
 # --------------------------------------------------------------------------- terminal
 class TerminalHuman:
-    """A person at a terminal. Lines typed before a question are discarded."""
+    """A person at a terminal (or answers piped in, read in order). A line that arrives after
+    its question timed out is discarded, not taken as the answer to the next question."""
 
     def __init__(self, input: TextIO | None = None, output: TextIO | None = None, *, name: str = "ROBOT"):
         self._in = input if input is not None else sys.stdin
@@ -58,6 +63,7 @@ class TerminalHuman:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._reader: threading.Thread | None = None
         self._eof = False
+        self._late = False
         self._lock = threading.Lock()
 
     def say(self, text: str) -> None:
@@ -68,18 +74,20 @@ class TerminalHuman:
             if self._eof:
                 return None
             self._start_reader()
-            while True:                      # drop what was typed before the question
+            while self._late:                # drop late answers to a question that timed out
                 try:
                     if self._lines.get_nowait() is None:
                         self._eof = True
                         return None
                 except queue.Empty:
                     break
+            self._late = False
             self._print(f"{self._name} asks: {question}")
             self._print("> ", end="")
             try:
                 line = self._lines.get(timeout=max(0.0, timeout_s))
             except queue.Empty:
+                self._late = True
                 self._print("")
                 self._print(f"{self._name}: (no answer within {timeout_s:g} s)")
                 return None
@@ -123,6 +131,7 @@ class ScenarioEntry:
     world: dict | None = None
     times: int = 1
     used: int = 0
+    means: str | None = None
 
     def matches(self, text: str) -> bool:
         low = text.lower()
@@ -198,9 +207,13 @@ def parse_scenario(doc: Any, source: str) -> Scenario:
         path = f"entries[{i}]"
         if not isinstance(e, Mapping):
             raise fail(path, "expected a mapping")
-        unknown = set(e) - {"on", "match", "answer", "world", "times", "note"}
+        unknown = set(e) - {"on", "match", "answer", "world", "times", "note", "means"}
         if unknown:
-            raise fail(f"{path}.{sorted(unknown)[0]}", "unknown key; expected on, match, answer, world, times, note")
+            raise fail(f"{path}.{sorted(unknown)[0]}",
+                       "unknown key; expected on, match, answer, means, world, times, note")
+        means = e.get("means")
+        if means is not None and (not isinstance(means, str) or not means.strip()):
+            raise fail(f"{path}.means", "expected an id")
         on = e.get("on", "ask")
         if on not in ("ask", "say"):
             raise fail(f"{path}.on", f"expected ask or say, got {on!r}")
@@ -229,7 +242,7 @@ def parse_scenario(doc: Any, source: str) -> Scenario:
         if isinstance(times, bool) or not isinstance(times, int) or times < 1:
             raise fail(f"{path}.times", f"expected a positive integer, got {times!r}")
         entries.append(ScenarioEntry(i, on, kws, any_of, regex, answer, copy.deepcopy(dict(world)) if world else None,
-                                     times))
+                                     times, means=means.strip() if means else None))
     return Scenario(str(doc.get("name") or Path(source).stem), entries, order, default,
                     doc.get("scene"), source)
 
@@ -283,6 +296,14 @@ class ScriptedHuman:
             world = entry.world if entry else None
         if world:
             self._world(world)
+
+    def resolve_name(self, text: str) -> str:
+        """The id an answer refers to (the entry's ``means``), else the text unchanged."""
+        with self._lock:
+            for e in self.scenario.entries:
+                if e.means and e.answer is not None and e.answer.strip() == text.strip():
+                    return e.means
+        return text
 
     def take_world_changes(self) -> list[dict]:
         with self._lock:

@@ -13,6 +13,10 @@ ROS-free; the outside world comes in through :class:`Ports` (plain callables):
 * optional ``holding() -> id | None`` (else tracked from the skills) and ``resolve_name(text)
   -> id`` (turns a person's answer such as "on the counter" into an id for a skill).
 
+In recovery plans ``free_table`` and other names in ``config.aliases`` are replaced by their
+ids, and ``current_loc`` by where the robot was when the step started (the last ``move_to``
+target, else ``config.start_location``, else the step's own target).
+
 For each step: detect; on an issue publish the explanation, plan a recovery, run it, detect
 again - at most ``max_recovery_attempts`` recoveries per step. The person's answers to
 ``ask`` are passed as context to the next check ("It's the medicine closest to the plant").
@@ -167,7 +171,10 @@ class Executor:
     def _run_step(self, step: ExecStep, rec: StepRecord) -> None:
         cfg = self.config
         n = step.index + 1
-        start_location = self._location
+        # current_loc: where the robot is when the step starts; when no move told us, the
+        # place of the step's target ("the robot starts at the query location")
+        target = step.skill_args()[0] if step.skill_args() else None
+        start_location = self._location or target
         answers: list[str] = []
         while True:
             self._check_cancel(step, "before the issue check")

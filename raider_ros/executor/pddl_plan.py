@@ -185,15 +185,22 @@ _SECTION_RE = re.compile(r"\(\s*:([a-z-]+)", re.I)
 
 
 def _check_brackets(text: str, source: str) -> None:
-    """Unbalanced parentheses, reported where they are (comments ';' ignored). A section such
-    as ``(:action`` that starts while an earlier one is still open points at the section
-    whose ')' is missing."""
+    """Unbalanced parentheses, reported where they are (comments ';' ignored).
+
+    A section such as ``(:action`` that starts while an earlier one is still open points at
+    the section whose ')' is missing; an action keyword (``:effect``) outside any action, or
+    text after the closing ')' of ``(define``, points at the ')' too many."""
     if not text.strip():
         raise PddlError("the text is empty", source=source)
     stack: list[int] = []
+    closed_section_at = None            # line of the ')' that last closed a section
+    closed_define_at = None
     for lineno, line in enumerate(text.splitlines(), 1):
         code = line.split(";", 1)[0]
         for col, ch in enumerate(code):
+            if closed_define_at is not None and not ch.isspace():
+                raise PddlError(f"text after the end of (define ...), which a ')' on line {closed_define_at} "
+                                "closes: a ')' too many", source=source, line=closed_define_at)
             if ch == "(":
                 m = _SECTION_RE.match(code, col)
                 if m and m.group(1).lower() in _SECTIONS and len(stack) > 1:
@@ -204,6 +211,16 @@ def _check_brackets(text: str, source: str) -> None:
                 if not stack:
                     raise PddlError("unmatched ')'", source=source, line=lineno, column=col + 1)
                 stack.pop()
+                if len(stack) == 1:
+                    closed_section_at = lineno
+                elif not stack:
+                    closed_define_at = lineno
+            elif ch == ":" and len(stack) == 1 and closed_section_at is not None:
+                kw = re.match(r":(parameters|precondition|effect)\b", code[col:], re.I)
+                if kw:
+                    raise PddlError(f"{kw.group(0)} on line {lineno} is outside any action: a ')' too many "
+                                    f"closes the action on line {closed_section_at}", source=source,
+                                    line=closed_section_at)
     if stack:
         inner = f" (the innermost unclosed '(' is on line {stack[-1]})" if len(stack) > 1 else ""
         raise PddlError(f"{len(stack)} '(' never closed: a ')' is missing{inner}", source=source, line=stack[-1])

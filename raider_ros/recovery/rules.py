@@ -42,7 +42,7 @@ _VERB_TEXT = {
     "handover": "hand over", "move_to": "go to", "turn_on": "turn on", "turn_off": "turn off",
 }
 # obstacles a single-arm robot should not try to carry away
-_FURNITURE = {"chair", "armchair", "sofa", "table", "desk", "cabinet", "shelf", "bed", "box",
+_FURNITURE = {"chair", "armchair", "sofa", "table", "desk", "cabinet", "shelf", "bed",
               "door", "counter", "fridge", "person", "trolley", "cart", "bin", "stool", "couch",
               "wardrobe", "dresser", "plant"}
 
@@ -166,6 +166,9 @@ class RulesRecoveryWriter:
         holding = h.holding if h.holding is not None else holding
         if holding in ("", "none", "None", "null"):
             holding = None
+        if holding is None:   # "... but it is holding Egg_1": the explanation knows better
+            m = re.search(r"(?:is|robot|already|it's|still) holding (?:the |an? )?([A-Z][A-Za-z]*_\d+)", explanation)
+            holding = m.group(1) if m else None
         q = parse_query(query, () if h.category == "IA" else h.grounding)
         category = (h.category or infer_category(issue, explanation, q.action)).upper()
         if category not in CATEGORIES:

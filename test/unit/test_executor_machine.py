@@ -18,8 +18,11 @@ NONE = DetectionOutcome("none")
 
 
 def assistive_steps():
+    """The four steps of the assistive plan, with PDDL names as queries (no scene ids)."""
     task = load_named("assistive")
-    return ActionMapping.load("", "assistive").bind(plan(task).actions, task)
+    mapping = ActionMapping.load("", "assistive")
+    mapping.objects = {}
+    return mapping.bind(plan(task).actions, task)
 
 
 class World:
