@@ -15,11 +15,15 @@ Geometry per shape (sizes are full extents):
 * ``sphere``: ellipsoid; ``open_top`` keeps only the lower half (a bowl shell).
 
 Surfaces are single sheets, so the inside of an open container or an open fridge is visible.
-Shading: colour x (ambient + Lambert from a fixed sun + a little head-light), with normals
-turned towards the camera (two-sided).
+Shading is flat, per triangle: colour x (ambient + Lambert from a fixed sun + a little
+head-light), with the normal turned towards the camera (two-sided). Colours come from
+``color`` or a stable per-type default (:func:`default_color`); floor grey, sky blue.
 
-Meshes are cached per entity geometry and the ray-casting scene per set of meshes, so
-re-rendering an unchanged scene (or one where only the robot moved) skips the mesh build.
+Meshes are cached per entity geometry, the ray-casting scene per set of meshes and the rays
+(with the floor and sky behind everything) per camera pose, so re-rendering an unchanged
+scene is one ray cast plus a few array copies, and a robot that only moved skips the meshes.
+:meth:`Renderer.occluders` measures how much each entity hides of a target (the spec's
+``blocking`` by occlusion) by casting only the rays of the target's image box.
 """
 from __future__ import annotations
 
