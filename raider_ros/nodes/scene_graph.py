@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 from builtin_interfaces.msg import Duration
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -26,7 +27,7 @@ from raider_ros.perception.scene_graph import SceneGraph
 from raider_ros.perception.tools import TOOL_PARAMS, ToolBox
 from raider_ros.ros import conversions as conv
 from raider_ros.ros.params import Param, declare
-from raider_ros.ros.perception_msgs import msg_to_objects, msg_to_relations, subscribe_frame
+from raider_ros.ros.perception_msgs import content_key, msg_to_objects, msg_to_relations, subscribe_frame
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import CallTool, GetGroundTruth
 
@@ -58,6 +59,8 @@ class SceneGraphNode(Node):
         self.frame_version = -1        # world version of the last folded-in frame
         self.truth_version = -1        # world version of the provider's truth
         self._truth_pending = -1
+        self._last_key: bytes | None = None
+        self._last_update = 0.0
         self._lock = threading.Lock()
         tools_group = ReentrantCallbackGroup()
         self.pub_json = self.create_publisher(String, "scene_graph/json", LATCHED)
@@ -101,6 +104,15 @@ class SceneGraphNode(Node):
         self._truth_pending = -1
 
     def _on_frame(self, g: dict) -> None:
+        # An unchanged frame (same objects, relations, world and truth) is folded in at most
+        # once a second, which keeps last_seen fresh without redoing the work at camera rate.
+        key = content_key(g["objects"].world_version, self.truth_version,
+                          repr([(o.name, o.distance_m, o.pixel_count) for o in g["objects"].objects]),
+                          repr([(r.subject, r.relation, r.object) for r in g["relations"].relations]))
+        now = time.monotonic()
+        if key == self._last_key and now - self._last_update < 1.0:
+            return
+        self._last_key, self._last_update = key, now
         objects = msg_to_objects(g["objects"])
         relations = msg_to_relations(g["relations"])
         with self._lock:

@@ -24,8 +24,8 @@ from raider_ros.perception.scene_graph import SceneGraph, jsonable
 from raider_ros.perception.tools import normalise_relation
 from raider_ros.ros.conversions import ConversionError, camera_model_from_msgs, msg_to_image
 from raider_ros.ros.params import Param, declare
-from raider_ros.ros.perception_msgs import (attach_pixels, msg_to_detections, msg_to_objects, relations_to_msg,
-                                            subscribe_frame)
+from raider_ros.ros.perception_msgs import (attach_pixels, content_key, msg_to_detections, msg_to_objects,
+                                            relations_to_msg, subscribe_frame)
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import QueryRelation
 
@@ -44,6 +44,7 @@ class SpatialRelationsNode(Node):
         except (TypeError, ValueError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         self.engine: RelationEngine | None = None
+        self._last: tuple[bytes, SpatialRelations] | None = None   # (input key, output) of the last frame
         self.names = SceneGraph()       # latest frame's objects, for name matching in queries
         self.pub = self.create_publisher(SpatialRelations, "perception/relations", 2)
         self.create_service(QueryRelation, "spatial_relations/query", self._on_query,
@@ -54,6 +55,13 @@ class SpatialRelationsNode(Node):
             "pose": ("camera/pose", PoseStamped)}, self._on_frame)
 
     def _on_frame(self, g: dict) -> None:
+        # the 3-D objects are a function of these inputs, so they need not be hashed
+        key = content_key(g["depth"].data, g["dets"].instance_mask.data, repr(g["dets"].detections),
+                          g["objects"].world_version, repr(list(g["info"].k)), repr(g["pose"].pose))
+        if self._last is not None and self._last[0] == key:   # same inputs: same relations
+            self._last[1].header = g["objects"].header
+            self.pub.publish(self._last[1])
+            return
         try:
             camera = camera_model_from_msgs(g["info"], g["pose"])
             objects = msg_to_objects(g["objects"])
@@ -65,7 +73,9 @@ class SpatialRelationsNode(Node):
             return
         self.engine = engine
         self.names.update(PerceptionResult(objects, []))
-        self.pub.publish(relations_to_msg(relations, g["objects"].header, g["objects"].world_version))
+        msg = relations_to_msg(relations, g["objects"].header, g["objects"].world_version)
+        self._last = (key, msg)
+        self.pub.publish(msg)
 
     def _on_query(self, req, res):
         engine = self.engine
