@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from raider_ros.executor.mapping import ExecStep
-from raider_ros.recovery.plan import Literal, Plan, PlanError, PlanStep, Var
+from raider_ros.recovery.plan import Plan, PlanError, PlanStep, Var
 
 ISSUES = ("none", "ambiguity", "unfeasibility")
 

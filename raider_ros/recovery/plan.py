@@ -28,7 +28,7 @@ import json
 import keyword
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Union
 
 # action -> number of arguments (paper Fig. 7, plus handover for the assistive plan)
@@ -58,7 +58,7 @@ MAX_LITERAL = 500         # characters in one string argument
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _MARKER = re.compile(r"corrective\s+actions\s*:", re.I)
-_LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]\s+|\d{1,3}[.)]\s+)")
+_LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]\s+|\d{1,3}[.)]\s+|step\s*\d{1,3}\s*[:.)-]\s*)", re.I)
 _CODE_LINE = re.compile(
     r"^\s*(?:"
     r"(?:[A-Za-z_]\w*\s*=\s*)?[A-Za-z_][\w.]*(?:\[[^\]]*\][\w.]*)*\s*\("  # call, or name = call(
@@ -191,7 +191,15 @@ def extract_code(text: str) -> tuple[str, bool]:
 
 
 def _strip_lines(code: str) -> list[str]:
-    return [_LIST_MARK.sub("", line, count=1).strip() for line in code.splitlines()]
+    """Lines without list marks ("1.", "-", "Step 2:") and without a pair of backticks
+    around the whole line."""
+    out = []
+    for line in code.splitlines():
+        line = _LIST_MARK.sub("", line, count=1).strip()
+        if len(line) > 1 and line.startswith("`") and line.endswith("`") and "`" not in line[1:-1]:
+            line = line[1:-1].strip()
+        out.append(line)
+    return out
 
 
 def _select_code_lines(lines: list[str]) -> list[str]:

@@ -167,6 +167,7 @@ def _check_plan(p: Plan) -> None:
     assert again.steps == p.steps
 
 
+@pytest.mark.slow
 @settings(max_examples=10_000, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 @given(INPUTS)

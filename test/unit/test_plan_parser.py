@@ -34,6 +34,11 @@ def test_prose_lines_around_a_numbered_plan_are_ignored():
     assert codes(parse_plan(text)) == ["move_to(free_table)", "place(egg)"]
 
 
+def test_step_labels_and_inline_backticks():
+    text = "To fix this:\nStep 1: `move_to(free_table)`\nStep 2: place(free_table)\n- `say(\"done\")`"
+    assert codes(parse_plan(text)) == ["move_to(free_table)", "place(free_table)", 'say("done")']
+
+
 def test_text_after_the_corrective_actions_marker():
     text = "query: place(Pan_1)\ncorrective actions:\n move_to(free_table), place(free_table)"
     assert codes(parse_plan(text)) == ["move_to(free_table)", "place(free_table)"]
