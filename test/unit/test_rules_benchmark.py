@@ -2,7 +2,8 @@
 scenes of test/data/rules (every issue category with both query types and all four
 abstractions, plus the assistive plan of the paper's appendix D). Tools answer from the
 scene's true geometry (support.fake_tools.SceneTools); the conversation runs through the
-real program flow manager, and also through a minimal loop of our own."""
+real program flow manager, and also through a minimal loop of our own. Finally the same
+cases run against the real perception tools (render -> pipeline -> scene graph -> ToolBox)."""
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,13 @@ from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.parsing import parse_reply
 from raider_ros.agent.prompt import IssuePrompt
 from raider_ros.agent.rules import RulesReasoner
+from raider_ros.core.render import render
 from raider_ros.evaluation.cases import ABSTRACTIONS, CATEGORIES, QUERY_TYPES, load_benchmark
 from raider_ros.evaluation.scoring import score_case
+from raider_ros.perception.pipeline import PerceptionPipeline
+from raider_ros.perception.provider import TruthProvider
+from raider_ros.perception.scene_graph import SceneGraph
+from raider_ros.perception.tools import ToolBox
 from support.fake_tools import SceneTools, drive
 
 EXAMPLES = Path("/work/shared/benchmark/examples")
@@ -76,3 +82,20 @@ def test_example_case_through_a_minimal_loop(reasoner, case):
     assert final is not None, _transcript(messages)
     s = score_case(case, final["issue"], final["explanation"], final["grounding"], scene)
     assert s.det and s.grnd is not False and s.expl, (final, _transcript(messages))
+
+
+@pytest.mark.parametrize("bench_name, case", CASES, ids=[c.id for _, c in CASES])
+def test_case_with_the_real_perception_tools(reasoner, bench_name, case):
+    scene = BENCHES[bench_name].scene_for(case)
+    frame = render(scene)
+    perceived = PerceptionPipeline("sim").process(frame.rgb, frame.depth, frame.instance, frame.labels,
+                                                  frame.camera, robot_xy=(scene.robot.x, scene.robot.y))
+    provider = TruthProvider.from_scene(scene)
+    graph = SceneGraph()
+    graph.update(perceived, provider)
+    prompt = IssuePrompt(str(case.extra.get("toolset", "household")))
+    res = ProgramFlowManager(reasoner, ToolBox(graph, provider), prompt, time_limit_s=30.0).run(
+        case.query, case.extra.get("context"))
+    s = score_case(case, res.issue, res.explanation, res.grounding, scene)
+    assert s.det and s.grnd is not False and s.expl, \
+        f"{case.id}: {res.issue} {res.grounding} {res.explanation!r}\n{_transcript(res.transcript)}"

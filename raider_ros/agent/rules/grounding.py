@@ -83,13 +83,15 @@ class Grounder:
 
     # ------------------------------------------------------------------ names
     def match_name(self, np: NP, ids: list[str]) -> tuple[list[str], str]:
+        return self._match(np.raw, np.words, ids)
+
+    def _match(self, raw: str, words: list[str], ids: list[str]) -> tuple[list[str], str]:
         if not ids:
             return [], ""
-        rawc = compact(split_words(np.raw))
-        by_id = [i for i in ids if compact(split_words(i)) == rawc]
+        rawc = compact(split_words(raw))
+        by_id = [i for i in ids if rawc and compact(split_words(i)) == rawc]
         if by_id:
             return by_id, "id"
-        words = np.words
         if not words:
             return [], ""
         levels: dict[int, list[str]] = {3: [], 2: [], 1: []}
@@ -115,6 +117,10 @@ class Grounder:
         best = max(scores.values())
         if best >= FUZZY_CUTOFF:
             return [i for i, s in scores.items() if s >= best - 5 and s >= FUZZY_CUTOFF], "fuzzy"
+        if len(words) > 1 and words[-1] in self.kb.part_words:        # "fridge door" -> the fridge
+            hits, how = self._match("", words[:-1], ids)
+            if hits:
+                return hits, how
 
         for k in range(len(words)):
             cat = self.kb.category_of(words[k:])
@@ -163,7 +169,7 @@ class Grounder:
         pending = False
 
         for q in np.quals:
-            if q.superlative or q.ref is None:
+            if q.superlative or q.position or q.ref is None:
                 continue
             ref = self.ground(q.ref)
             if ref.status == "pending":
@@ -179,11 +185,12 @@ class Grounder:
                 self.notes.append(f"could not check which candidates are {q.phrase} {join_ids(ref.ids, 'or')}")
                 continue
             refs = join_ids(ref.ids, "or")
+            rel_text = " or ".join(q.relations) if not q.inverse else q.phrase
             dropped = [c for c in cands if c not in keep]
             if dropped:
-                reasons.append(f"{join_ids(dropped)} {'is' if len(dropped) == 1 else 'are'} not {q.phrase} {refs}")
+                reasons.append(f"{join_ids(dropped)} {'is' if len(dropped) == 1 else 'are'} not {rel_text} {refs}")
             if keep:
-                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {q.phrase} {refs}")
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {rel_text} {refs}")
             cands = keep
 
         before_states = list(cands)
@@ -198,6 +205,16 @@ class Grounder:
             if keep:
                 facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {st.word}")
             cands = keep
+
+        for q in np.quals:
+            if not q.position or len(cands) < 2:
+                continue
+            keep, waiting = self._position(cands, q.relations[0])
+            if waiting:
+                pending = True
+            elif keep:
+                facts.append(f"{join_ids(keep)} is the one {q.phrase}")
+                cands = keep
 
         for q in np.quals:
             if not q.superlative:
@@ -253,6 +270,19 @@ class Grounder:
         if waiting:
             return None, True
         return (keep if answered else None), False
+
+    def _position(self, cands: list[str], relation: str) -> tuple[list[str] | None, bool]:
+        """The candidates no other candidate is <relation> (e.g. the leftmost)."""
+        keep, waiting = [], False
+        for c in cands:
+            if c == self.pool.held:
+                continue
+            a = self.obs.get("check_obj_relationship", relation, c)
+            waiting |= a.pending
+            rel = related_ids(a.data, c) if a.ok else None
+            if rel is not None and not set(rel) & (set(cands) - {c}):
+                keep.append(c)
+        return (None, True) if waiting else (keep, False)
 
     def _state_filter(self, cands: list[str], st) -> tuple[list[str] | None, bool, list[str]]:
         """(candidates in the state, still waiting, why the others are not)."""

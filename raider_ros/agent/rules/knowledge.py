@@ -58,6 +58,12 @@ class RelationPhrase:
 
 
 @dataclass(frozen=True)
+class PositionPhrase:
+    phrase: tuple[str, ...]
+    relation: str                    # the candidate no other candidate is <relation>
+
+
+@dataclass(frozen=True)
 class StateWord:
     phrase: tuple[str, ...]
     key: str
@@ -82,6 +88,10 @@ class Knowledge:
     handover_prepositions: tuple[str, ...]
     relations: list[RelationPhrase]
     superlatives_to_robot: dict[str, str]
+    self_words: list[tuple[str, ...]]
+    positions: list[PositionPhrase]
+    instrument_words: frozenset[str]
+    part_words: frozenset[str]
     states: list[StateWord]
     predicate_only_states: frozenset[str]
     predicate_markers: list[tuple[str, ...]]
@@ -211,6 +221,14 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
             states.append(StateWord(p, s["key"], s["value"], bool(s.get("nothing_inside", False))))
     states.sort(key=lambda x: len(x.phrase), reverse=True)
 
+    positions: list[PositionPhrase] = []
+    for i, r in enumerate(lang.get("positions") or []):
+        where = f"{lw}: positions[{i}]"
+        if not isinstance(r, dict) or r.get("relation") not in RELATIONS:
+            raise KnowledgeError(f"{where}: expected {{phrases, relation}} with a known relation, got {r!r}")
+        positions += [PositionPhrase(p, r["relation"]) for p in _phrases(r.get("phrases"), f"{where}.phrases")]
+    positions.sort(key=lambda x: len(x.phrase), reverse=True)
+
     place = []
     for rel, words in _section(lang, "place_prepositions", lw).items():
         if rel not in RELATIONS:
@@ -247,7 +265,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
     if "default" not in checks:
         raise KnowledgeError(f"{pw}: actions: a 'default' entry is required")
     text = {k: pre.get(k) or {} for k in ("questions", "failures", "passes", "hand", "property_words",
-                                         "state_words", "done_words", "sentences", "role_links")}
+                                         "state_words", "done_words", "sentences", "role_links", "place_links")}
 
     def num(doc: Mapping, key: str, where: str, default: float) -> float:
         v = doc.get(key, default)
@@ -260,6 +278,10 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         handover_prepositions=tuple(str(p) for p in lang.get("handover_prepositions") or ["to"]),
         relations=relations,
         superlatives_to_robot={str(k): str(v) for k, v in (lang.get("superlatives_to_robot") or {}).items()},
+        self_words=_phrases(lang.get("self_words") or [], f"{lw}: self_words"),
+        positions=positions,
+        instrument_words=frozenset(str(w) for w in lang.get("instrument_words") or []),
+        part_words=frozenset(str(w) for w in lang.get("part_words") or []),
         states=states,
         predicate_only_states=frozenset(str(w) for w in lang.get("predicate_only_states") or []),
         predicate_markers=_phrases(lang.get("predicate_markers") or [], f"{lw}: predicate_markers"),

@@ -41,6 +41,7 @@ class RelQual:
     ref: "NP | None"                    # None: the robot (superlatives only)
     inverse: bool = False
     superlative: str | None = None      # min | max
+    position: bool = False              # among the candidates: none of the others is <relation> it
 
 
 @dataclass
@@ -154,6 +155,23 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     # determiners
     toks, orig = _strip_lead(toks, orig, kb.determiners)
 
+    # "slice the apple with the knife": what follows names a tool
+    cut = next((i for i in range(1, len(toks)) if toks[i] in kb.instrument_words), None)
+    if cut is not None:
+        toks, orig = toks[:cut], orig[:cut]
+
+    # positions among the candidates: "the mug on the left", "the leftmost mug" (not "left of ...")
+    i = 0
+    while i < len(toks):
+        pp = next((p for p in kb.positions if _at(toks, i, p.phrase)), None)
+        end = i + len(pp.phrase) if pp else i
+        if pp is None or len(toks) == len(pp.phrase) or _at(toks, end, ("of",)) \
+                or any(_at(toks, end, r.phrase) for r in kb.relations):
+            i += 1
+            continue
+        quals.append(RelQual(" ".join(pp.phrase), (pp.relation,), None, position=True))
+        del toks[i:end], orig[i:end]
+
     # the first spatial qualifier splits head and reference
     for i in range(1, len(toks)):
         rp = next((r for r in kb.relations if _at(toks, i, r.phrase)), None)
@@ -164,6 +182,9 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             head_t, head_o = head_t[:-1], head_o[:-1]
         ref_o = orig[i + len(rp.phrase):]
         ref = parse_np(ref_o, kb) if ref_o else None
+        if rp.superlative and ref is not None and any(
+                tuple(_strip_lead([t.lower() for t in ref_o], list(ref_o), kb.determiners)[0]) == w for w in kb.self_words):
+            ref = None                   # "closest to you": to the robot
         if ref is None and not rp.superlative:
             continue                     # "the light that is on" without a reference: not a relation
         quals.append(RelQual(" ".join(rp.phrase), rp.relations, ref, rp.inverse, rp.superlative))
@@ -274,8 +295,13 @@ def _pddl_like(q: str, kb: Knowledge) -> ParsedQuery | None:
         return None
     for n in (2, 1):
         if len(toks) > n and kb.action_for_verb(" ".join(low[:n])):
-            rest = toks[n:]
-            if not any("_" in t or t[-1].isdigit() for t in rest):
+            rest: list[str] = []
+            for t in toks[n:]:                   # "apple 1" is one argument, apple_1
+                if t.isdigit() and rest:
+                    rest[-1] += f"_{t}"
+                else:
+                    rest.append(t)
+            if not any("_" in t or t[-1].isdigit() for t in rest) or len(rest) > 3:
                 return None
             pq = _assign(kb.action_for_verb(" ".join(low[:n])), " ".join(low[:n]), [[t] for t in rest], kb, True)
             pq.text = q

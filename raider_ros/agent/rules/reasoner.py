@@ -25,6 +25,7 @@ from .transcript import Conversation, Observations, read_conversation
 
 HOLD_ROLES_CHECK = "holding"       # a role checked with this must be the object in the gripper
 PERSON_ROLES = ("recipient",)
+PERSON_TOOLS = ("recognize_humans", "check_humans_around")
 MAX_ALSO = 2                       # further failed preconditions named after the first
 
 
@@ -162,10 +163,17 @@ class _Run:
         pool = Pool(objects, held_id, self._people())
         self.people = pool.people
         self.lines.append(f"{intro} In view: {', '.join(objects) or 'nothing'}; in the gripper: {held_id or 'nothing'}.")
-
-        # ---- GROUND, round 2: qualifiers of every argument
         gr = Grounder(obs, kb, pool, deadline=self.deadline, use_embeddings=self.owner.use_embeddings,
                       distance_tool=self.distance_tool)
+        if pq.action == "handover" and "recipient" in pq.args and not any(obs.has(t) for t in PERSON_TOOLS):
+            # no tool can see people: check what can be checked, fetching the object if it is not in hand
+            del pq.args["recipient"]
+            obj = pq.args.get("object")
+            if obj is not None and not (held_id and gr.match_name(obj, [held_id])[0]):
+                pq.action, say = "pick", kb.actions["pick"].say
+            self.lines.append(f"No tool here can check people, so I check the object only: the action becomes {say}.")
+
+        # ---- GROUND, round 2: qualifiers of every argument
         hold_roles = {str(c.get("arg") or "object") for c in kb.checks.get(pq.action or "", [])
                       if c.get("check") == HOLD_ROLES_CHECK}
         results: dict[str, Grounding] = {}
@@ -214,7 +222,7 @@ class _Run:
 
     def _ask_people(self) -> bool:
         asked = False
-        for tool in ("recognize_humans", "check_humans_around"):
+        for tool in PERSON_TOOLS:
             if self.obs.has(tool):
                 self.obs.get(tool)
                 asked = True
@@ -258,7 +266,8 @@ class _Run:
 
     def _pending_text(self, np: NP, g: Grounding) -> str:
         base = join_ids(g.base, "or") if g.base else "nothing yet"
-        quals = [q.phrase + (f" {q.ref.describe()}" if q.ref else " the robot") for q in np.quals] + \
+        quals = [q.phrase + (f" {q.ref.describe()}" if q.ref else ("" if q.position else " the robot"))
+                 for q in np.quals] + \
                 [s.word for s in np.states]
         return f"\"{np.describe()}\" may be {base}; I check which {'is' if len(g.base) == 1 else 'are'} " \
                f"{' and '.join(quals) or 'meant'}"
@@ -325,7 +334,9 @@ class _Run:
                 text += self.sentence("also") + " ".join(o.text for o in failed[1:1 + MAX_ALSO])
             return self._decide("unfeasibility", text, ids, f"{len(failed)} precondition(s) failed")
         passes = [o.text for o in outcomes if o.status == "pass"]
-        links = self.kb.text.get("role_links") or {}
+        links = dict(self.kb.text.get("role_links") or {})
+        if pq.place_relation in (self.kb.text.get("place_links") or {}):
+            links["location"] = self.kb.text["place_links"][pq.place_relation]
         names = " ".join(f"{links.get(r, 'and')} {self._label(i)}" if n else self._label(i)
                          for n, (r, i) in enumerate((r, i) for r, i in grounded.items() if r != "source"))
         text = self.sentence("none", say=say, objs=names, passes=", ".join(passes) or "nothing stands in the way")
