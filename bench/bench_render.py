@@ -4,7 +4,8 @@ Scenes: the default kitchen (17 objects) and the kitchen with three more objects
 figure the median over ``--runs`` repetitions, in milliseconds, of:
 
 * ``render_<scene>_cold_ms``: a fresh Renderer (meshes, ray-casting scene and rays built);
-* ``render_<scene>_warm_ms``: re-rendering the unchanged scene (everything cached);
+* ``render_<scene>_warm_ms``: re-rendering the unchanged scene (everything cached), and
+  ``render_<scene>_warm_cpu_ms`` its CPU time (all threads; robust to a busy machine);
 * ``render_<scene>_robot_moved_ms``: the robot turned (new rays, cached meshes);
 * ``render_<scene>_object_moved_ms``: one object moved (ray-casting scene rebuilt);
 * ``occluders_ms``: the occlusion measure of one target (Renderer.occluders);
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import statistics
 import sys
 import time
@@ -43,6 +45,16 @@ def median_ms(fn, runs: int) -> float:
     return round(statistics.median(times), 2)
 
 
+def median_cpu_ms(fn, runs: int) -> float:
+    """CPU time of this process (all threads): less sensitive to other load on the machine."""
+    times = []
+    for _ in range(runs):
+        t0 = time.process_time()
+        fn()
+        times.append((time.process_time() - t0) * 1000.0)
+    return round(statistics.median(times), 2)
+
+
 def with_extra_objects(scene: Scene) -> Scene:
     extra = (
         SceneObject("Plate_9", "Plate", "cylinder", (0.95, -0.45, 0.91), (0.2, 0.2, 0.02),
@@ -61,6 +73,7 @@ def bench_scene(label: str, scene: Scene, runs: int) -> dict[str, float]:
     r = Renderer()
     r.render(scene)
     out[f"render_{label}_warm_ms"] = median_ms(lambda: r.render(scene), runs)
+    out[f"render_{label}_warm_cpu_ms"] = median_cpu_ms(lambda: r.render(scene), runs)
     turns = iter(range(10**6))
     out[f"render_{label}_robot_moved_ms"] = median_ms(
         lambda: r.render(scene.with_robot(yaw_deg=scene.robot.yaw_deg + 0.1 * (next(turns) % 50))), runs)
@@ -81,7 +94,7 @@ def main() -> int:
     args = ap.parse_args()
     kitchen = load_scene(scenes_dir() / "kitchen.scene.yaml")
     big = with_extra_objects(kitchen)
-    results: dict[str, float] = {"objects_kitchen": len(kitchen.objects), "objects_kitchen_20": len(big.objects),
+    results: dict[str, float] = {"load_average_1min": round(os.getloadavg()[0], 2), "objects_kitchen": len(kitchen.objects), "objects_kitchen_20": len(big.objects),
                                  "image_width": kitchen.camera.width, "image_height": kitchen.camera.height_px}
     results.update(bench_scene("kitchen", kitchen, args.runs))
     results.update(bench_scene("kitchen_20", big, args.runs))

@@ -195,8 +195,6 @@ class Renderer:
         self._rc: _Meshes | None = None
         self._rays_key: tuple | None = None
         self._rays: _Rays | None = None
-        self._optical_key: tuple | None = None
-        self._optical: np.ndarray | None = None
 
     # caches -----------------------------------------------------------------------
     def _mesh(self, key: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -215,13 +213,10 @@ class Renderer:
         return self._rc  # type: ignore[return-value]
 
     def _camera_rays(self, cam: CameraModel) -> "_Rays":
-        intrinsics = (cam.width, cam.height, cam.fx, cam.fy, cam.cx, cam.cy)
-        key = (intrinsics, tuple(cam.position.tolist()), tuple(cam.rotation.ravel().tolist()))
+        key = (cam.width, cam.height, cam.fx, cam.fy, cam.cx, cam.cy,
+               tuple(cam.position.tolist()), tuple(cam.rotation.ravel().tolist()))
         if key != self._rays_key:
-            if intrinsics != self._optical_key:
-                self._optical = cam.pixel_directions_optical().reshape(-1, 3).astype(np.float32)
-                self._optical_key = intrinsics
-            self._rays, self._rays_key = _Rays(cam, self._optical), key
+            self._rays, self._rays_key = _Rays(cam), key
         return self._rays  # type: ignore[return-value]
 
     # rendering ----------------------------------------------------------------------
@@ -300,16 +295,21 @@ class Renderer:
 
 
 class _Rays:
-    """Everything per pixel that depends on the camera only: rays, and the floor and sky
-    behind the objects (depth and colour). ``optical`` are the camera's pixel directions in
-    the optical frame (z = 1), shared between poses with the same intrinsics."""
+    """Everything per pixel that depends on the camera only: rays (as ``CameraModel.rays``),
+    and the floor and sky behind the objects (depth and colour)."""
 
-    def __init__(self, cam: CameraModel, optical: np.ndarray):
-        d = optical @ cam.rotation.T.astype(np.float32)                 # world frame, optical z = 1
-        self.array = np.empty((len(d), 6), np.float32)
-        self.array[:, :3] = cam.position
-        self.array[:, 3:] = d
-        self.tensor = o3d.core.Tensor(self.array)
+    def __init__(self, cam: CameraModel):
+        h, w = cam.height, cam.width
+        xs = ((np.arange(w) - cam.cx) / cam.fx).astype(np.float32)
+        ys = ((np.arange(h) - cam.cy) / cam.fy).astype(np.float32)
+        right, down, forward = (cam.rotation[:, i].astype(np.float32) for i in range(3))
+        self.array = np.empty((h, w, 6), np.float32)
+        self.array[..., :3] = cam.position
+        # world direction of pixel (u, v) = x_u * right + y_v * down + forward (optical z = 1)
+        self.array[..., 3:] = ys[:, None, None] * down + (xs[:, None] * right + forward)[None, :, :]
+        self.array = self.array.reshape(-1, 6)
+        self.tensor = o3d.core.Tensor.from_numpy(self.array)
+        d = self.array[:, 3:]
         dz = d[:, 2]
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(dz < 0, np.float32(-cam.position[2]) / dz, np.float32(np.inf))
@@ -320,10 +320,8 @@ class _Rays:
         self.background_depth = np.where(floor, self.t_floor, np.float32(np.nan))
         facing = np.abs(dz) / np.sqrt(horizontal * horizontal + dz * dz)
         shade = np.clip(AMBIENT + SUN * SUN_DIR[2] + HEADLIGHT * facing, 0.0, 1.0).astype(np.float32)
-        rgb = np.empty((len(d), 3), np.float32)
-        rgb[:] = SKY_RGB
-        rgb[floor] = np.asarray(FLOOR_RGB, np.float32)[None, :] * shade[floor, None]
-        self.background_rgb = _to_u8(rgb)
+        floor_rgb = _to_u8(np.asarray(FLOOR_RGB, np.float32)[None, :] * shade[:, None])
+        self.background_rgb = np.where(floor[:, None], floor_rgb, _to_u8(np.asarray(SKY_RGB))[None, :])
 
 
 class _Meshes:
