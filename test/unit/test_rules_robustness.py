@@ -71,6 +71,16 @@ def test_bad_input_and_deadline_raise_llm_error(llm):
         llm.complete([good[0], {"role": "user", "content": "   "}], deadline=time.monotonic() + 5)
 
 
+def test_objects_listed_in_the_first_message_are_used_without_detection(llm):
+    p = IssuePrompt("household", PromptConfig(include_objects_in_sight=True))
+    tools = SceneTools(load_scene(KITCHEN), p.toolset.names)
+    res = ProgramFlowManager(llm, tools, p, time_limit_s=30).run("pick(Apple)")
+    assert res.status == "ok" and "Objects in sight: " in res.transcript[1]["content"]
+    assert res.issue == "none" and res.grounding == ["Apple_1"]
+    asked = [c.name for c in res.tool_calls if c.turn > 0]
+    assert "object_detection" not in asked and "robot_holding" in asked
+
+
 def test_a_query_without_any_object_is_unfeasible(llm):
     p = IssuePrompt("household")
     final, _ = drive(llm, world_tools(world([obj("Apple_1")])), p.system, p.user_message("???"))
@@ -221,6 +231,18 @@ def test_appendix_d_approach_blocked_and_person_not_recognised(llm):
     assert final["issue"] == "unfeasibility" and "Adriana" in final["explanation"]
     final, _ = drive(llm, tools, p.system, p.user_message("approach adriana_user", "I am Adriana."))
     assert final["issue"] == "none" and final["grounding"] == ["Person_1"]
+
+
+def test_names_listed_by_recognition_are_people(llm):
+    p = assistive()
+    tools = Literal({("object_detection",): [], ("robot_holding",): None, ("recognize_humans",): ["Adriana"],
+                     ("check_humans_around",): ["Adriana"], ("check_free_path", "Adriana"): True})
+    final, _ = drive(llm, tools, p.system, p.user_message("approach adriana_user"))
+    assert final["issue"] == "none" and final["grounding"] == ["Adriana"]
+    tools = Literal({("object_detection",): [], ("robot_holding",): None, ("recognize_humans",): ["-1"],
+                     ("check_humans_around",): ["-1"]})
+    final, _ = drive(llm, tools, p.system, p.user_message("approach adriana_user"))
+    assert final["issue"] == "unfeasibility" and "not recognised" in final["explanation"]
 
 
 def test_appendix_d_handover_person_not_looking(llm):

@@ -28,8 +28,10 @@ def test_tools_and_facts_come_from_the_system_prompt():
 def test_first_user_message_forms():
     p = IssuePrompt("household")
     c = conv_of(p.user_message("pick the mug", "It's the clean one.", objects=["Mug_1", "Mug_2"], holding="Knife_1"))
-    assert (c.query, c.context, c.objects_hint, c.held_hint) == \
-        ("pick the mug", ["It's the clean one."], ["Mug_1", "Mug_2"], "Knife_1")
+    assert (c.query, c.context, c.objects_hint, c.held_hint, c.held_known) == \
+        ("pick the mug", ["It's the clean one."], ["Mug_1", "Mug_2"], "Knife_1", True)
+    assert not conv_of(p.user_message("pick the mug")).held_known
+    assert conv_of(p.user_message("pick the mug", holding="none")).held_known
     c = conv_of('pick adrianas_medicine medicine_counter. "It\'s the medicine that is closest to the plant."')
     assert c.query == "pick adrianas_medicine medicine_counter"
     assert c.context == ["It's the medicine that is closest to the plant."]

@@ -10,6 +10,7 @@ the final response JSON. It sees only the conversation: no scene file, no simula
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -146,20 +147,24 @@ class _Run:
         intro = f"{STEP_TITLES['ground']}: {action_text} ({args_text})."
 
         # ---- GROUND, round 1: what is in view, in the gripper, and who is around
+        # (objects or the gripper listed in the first message are taken from there)
         needs_people = any(self._is_person_role(pq, r) for r in pq.args)
-        det = obs.get("object_detection")
-        held = obs.get("robot_holding")
+        hint = self.conv.objects_hint
+        det = obs.get("object_detection") if hint is None else None
+        held = obs.get("robot_holding") if not self.conv.held_known else None
         if needs_people:
             self._ask_people()
         self.checkpoint("ground", [intro + " First I list the objects in view and what the robot holds"
                                    + (", and the people around." if needs_people else ".")])
-        objects = [str(x) for x in det.data] if det.ok and isinstance(det.data, list) else self.conv.objects_hint
+        objects = hint if det is None else ([str(x) for x in det.data] if det.ok and isinstance(det.data, list) else None)
         if objects is None:
             reason = det.error or "the tool is not available"
             return Decision("unfeasibility", self.sentence("no_perception", reason=reason), [],
                             [intro, f"{STEP_TITLES['issue']}: object detection gave no answer."])
-        held_id = held.data if held.ok and isinstance(held.data, str) and held.data else (
-            None if held.ok else self.conv.held_hint)
+        if held is None:
+            held_id = self.conv.held_hint
+        else:
+            held_id = held.data if held.ok and isinstance(held.data, str) and held.data else None
         pool = Pool(objects, held_id, self._people())
         self.people = pool.people
         self.lines.append(f"{intro} In view: {', '.join(objects) or 'nothing'}; in the gripper: {held_id or 'nothing'}.")
@@ -238,9 +243,11 @@ class _Run:
             if isinstance(o.data, dict):
                 for pid, name in o.data.items():
                     people[str(pid)] = str(name) if isinstance(name, str) and name.strip() else people.get(str(pid))
-            elif isinstance(o.data, list):
-                for pid in o.data:
-                    people.setdefault(str(pid), None)
+            elif isinstance(o.data, list):          # ids, or (recognize_humans) names as ids
+                for pid in map(str, o.data):
+                    named = tool == "recognize_humans" and re.fullmatch(r"[A-Za-z][A-Za-z .'-]*", pid) \
+                        and not re.fullmatch(r"(?i)person[ _]?\d*|none|unknown", pid)
+                    people[pid] = pid if named else people.get(pid)
         return people
 
     def _ground_role(self, gr: Grounder, pq: ParsedQuery, role: str, np: NP, pool: Pool, must_hold: bool) -> Grounding:
@@ -266,7 +273,7 @@ class _Run:
 
     def _pending_text(self, np: NP, g: Grounding) -> str:
         base = join_ids(g.base, "or") if g.base else "nothing yet"
-        quals = [q.phrase + (f" {q.ref.describe()}" if q.ref else ("" if q.position else " the robot"))
+        quals = [q.phrase + (f" the {q.ref.describe()}" if q.ref else ("" if q.position else " the robot"))
                  for q in np.quals] + \
                 [s.word for s in np.states]
         return f"\"{np.describe()}\" may be {base}; I check which {'is' if len(g.base) == 1 else 'are'} " \
@@ -332,7 +339,9 @@ class _Run:
             text = failed[0].text
             if len(failed) > 1:
                 text += self.sentence("also") + " ".join(o.text for o in failed[1:1 + MAX_ALSO])
-            return self._decide("unfeasibility", text, ids, f"{len(failed)} precondition(s) failed")
+            return self._decide("unfeasibility", text, ids,
+                                f"{len(failed)} of the {len(outcomes)} checked preconditions fail"
+                                + (f", first {failed[0].check.replace('_', ' ')} of {failed[0].obj}"))
         passes = [o.text for o in outcomes if o.status == "pass"]
         links = dict(self.kb.text.get("role_links") or {})
         if pq.place_relation in (self.kb.text.get("place_links") or {}):
@@ -342,7 +351,8 @@ class _Run:
         text = self.sentence("none", say=say, objs=names, passes=", ".join(passes) or "nothing stands in the way")
         if unknown:
             text += self.sentence("none_unchecked", unchecked="; ".join(o.text for o in unknown))
-        return self._decide("none", text, ids, "every precondition holds")
+        return self._decide("none", text, ids, "every precondition I could check holds"
+                            if unknown else "every precondition holds")
 
     def _label(self, eid: str) -> str:
         if self.people.get(eid):

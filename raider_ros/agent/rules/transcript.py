@@ -88,6 +88,7 @@ class Conversation:
     handover_m: float | None = None
     objects_hint: list[str] | None = None
     held_hint: str | None = None
+    held_known: bool = False                # the first message says what is in the gripper
     unavailable: set[str] = field(default_factory=set)   # tools a warning said do not exist
 
     def has_tool(self, name: str) -> bool:
@@ -133,12 +134,12 @@ def read_conversation(messages: Sequence[Any]) -> Conversation:
             elif not found and content.strip():
                 extra_context.append(content.strip())
     system = "\n".join(system_parts)
-    query, context, objects, held = _first_user(users[0] if users else "")
+    query, context, objects, held, held_known = _first_user(users[0] if users else "")
     conv = Conversation(
         tools=_tool_names(system), query=query, context=[c for c in (context, *extra_context) if c],
         results=results, warnings=warnings, asked=asked, turns=turns,
         reach_m=_number(_REACH, system), handover_m=_number((_HANDOVER,), system),
-        objects_hint=objects, held_hint=held,
+        objects_hint=objects, held_hint=held, held_known=held_known,
     )
     for w in warnings:
         if w.number == 2:
@@ -165,8 +166,9 @@ def _number(patterns, text: str) -> float | None:
     return None
 
 
-def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None]:
-    """(query, context, objects listed, held object) of the first user message."""
+def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None, bool]:
+    """(query, context, objects listed, held object, whether the gripper was stated) of the
+    first user message."""
     fields: dict[str, list[str]] = {}
     current: str | None = None
     loose: list[str] = []
@@ -206,7 +208,7 @@ def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None]:
     if "held" in fields:
         h = " ".join(fields["held"]).strip(" '\"")
         held = None if h.lower() in ("", "none", "null", "nothing") else h
-    return query.strip(), context.strip(), objects, held
+    return query.strip(), context.strip(), objects, held, "held" in fields
 
 
 def _split_quoted(text: str) -> tuple[str, str]:
