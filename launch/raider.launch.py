@@ -14,12 +14,20 @@ NODES = [
     ("spatial_relations", "spatial_relations.yaml"),
     ("scene_graph", "scene_graph.yaml"),
     ("issue_detector", "issue_detector.yaml"),
+    ("recovery_planner", "recovery_planner.yaml"),
+    ("human_interface", "human_interface.yaml"),
+    ("plan_executor", "plan_executor.yaml"),
 ]
 
 # launch argument -> (default, description, {executable: parameter name})
 ARGUMENTS = {
     "scene": ("kitchen", "Scene the simulated world loads (name under share/raider_ros/data/scenes, or a path)",
               {"sim_world": "scene"}),
+    "backend": ("rules", "LLM backend of the issue checks and recovery plans: rules (no LLM) | openai",
+                {"issue_detector": "backend", "recovery_planner": "backend"}),
+    "toolset": ("household", "Tools of the issue checks: household | assistive | preferences",
+                {"issue_detector": "toolset"}),
+    "human": ("terminal", "How the robot talks with people: terminal | scripted", {"human_interface": "backend"}),
 }
 
 

@@ -19,7 +19,8 @@ target, else ``config.start_location``, else the step's own target).
 
 For each step: detect; on an issue publish the explanation, plan a recovery, run it, detect
 again - at most ``max_recovery_attempts`` recoveries per step. The person's answers to
-``ask`` are passed as context to the next check ("It's the medicine closest to the plant").
+an ``x = ask(...)`` (a clarification the plan binds) are passed as context to the next check
+("It's the medicine closest to the plant").
 The last skill action of a recovery plan, when it is the step's own skill, is the step itself:
 it is not run inside the recovery, the executor re-checks and then runs the step. A skill that
 fails is treated like an issue whose explanation is the skill's message. A port that raises or
@@ -249,9 +250,12 @@ class Executor:
                 ans = ans.strip()
                 rec.answers.append((question, ans))
                 rec.log.append(f"step {n}: asked {question!r} -> {ans!r}")
-                answers.append(ans)
                 if rs.binds:
+                    # a bound answer is information the plan uses (a clarification such as
+                    # "the one closest to the plant"): it goes with the next check. An unbound
+                    # ask is a request ("could you move the chair?"); its answer is not context.
                     bindings[rs.binds] = ans
+                    answers.append(ans)
             elif rs.action == "say":
                 self._say(self._text_arg(rs, bindings), step)
                 self._check_cancel(step, "after speaking")

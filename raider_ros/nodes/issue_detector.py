@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import fields
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -54,6 +55,8 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
     Param("tool_service", "scene_graph/call_tool", "Service that answers the agent's tool calls"),
     Param("scene_graph_topic", "scene_graph/json", "Scene graph JSON (for the llm_visual_obs baseline)"),
     Param("queue_size", 8, "Goals that may wait while one runs; more are ended with status error"),
+    Param("fresh_frame_timeout_s", 3.0, "A check waits for a perception frame newer than the request; "
+                                        "none within this time ends it with status error [s]"),
 )
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -108,6 +111,9 @@ class IssueDetectorNode(Node):
         self.queue = _FifoQueue(self.p["queue_size"])
         self.pub_report = self.create_publisher(IssueReport, "issue_detector/explanations", 10)
         self.pub_transcript = self.create_publisher(Transcript, "issue_detector/transcripts", 10)
+        self._status: dict = {}
+        self._status_cond = threading.Condition()
+        self.create_subscription(String, "scene_graph/status", self._on_status, LATCHED, callback_group=group)
         if settings.method == "llm_visual_obs":
             self.create_subscription(String, self.p["scene_graph_topic"], self._on_graph, LATCHED, callback_group=group)
         self._action = ActionServer(self, DetectIssue, "detect_issue", execute_callback=self._on_execute,
@@ -123,8 +129,40 @@ class IssueDetectorNode(Node):
         except (ValueError, AttributeError):
             self.get_logger().warning("scene graph JSON could not be read", throttle_duration_sec=10.0)
 
+    def _on_status(self, msg: String) -> None:
+        try:
+            status = json.loads(msg.data)
+        except ValueError:
+            return
+        with self._status_cond:
+            self._status = status
+            self._status_cond.notify_all()
+
+    def _wait_fresh(self, since: float, cancel) -> str | None:
+        """Wait until the scene graph reflects a camera frame taken after ``since`` (and the
+        provider's truth of that frame's world): what the robot checks is what is there now.
+        Returns the reason when it does not happen in time."""
+        timeout = self.p["fresh_frame_timeout_s"]
+        end = time.monotonic() + timeout
+        with self._status_cond:
+            while True:
+                st = self._status
+                if st.get("frame_stamp", 0.0) >= since and st.get("truth_version", -1) >= st.get("world_version", 0):
+                    return None
+                left = end - time.monotonic()
+                if left <= 0 or cancel():
+                    break
+                self._status_cond.wait(min(left, 0.1))
+        if not st:
+            return (f"perception is not running: no scene_graph/status within {timeout:.1f} s "
+                    "(is the scene_graph node up?)")
+        return (f"perception is stale: the scene graph reflects no camera frame newer than the request "
+                f"after {timeout:.1f} s (last frame {since - st.get('frame_stamp', 0.0):.1f} s before it; "
+                "are the camera and the perception nodes running?)")
+
     # ------------------------------------------------------------------ running one check
     def _check(self, query: str, context: str, on_event=None, cancel=lambda: False) -> AgentResult:
+        since = self.get_clock().now().nanoseconds * 1e-9
         ticket = self.queue.enter(cancel)
         if ticket is None:
             return AgentResult(status="error", backend=self.backend_name,
@@ -133,7 +171,11 @@ class IssueDetectorNode(Node):
         if ticket == -1:
             return AgentResult(status="error", backend=self.backend_name, error="cancelled while waiting in the queue")
         try:
-            res = self.agent.run(query, context or None, on_event=on_event, cancel=cancel)
+            stale = self._wait_fresh(since, cancel) if self.p["fresh_frame_timeout_s"] > 0 else None
+            if stale is not None:
+                res = AgentResult(status="error", backend=self.backend_name, error=stale)
+            else:
+                res = self.agent.run(query, context or None, on_event=on_event, cancel=cancel)
         finally:
             self.queue.leave(ticket)
         res.backend = res.backend or self.backend_name

@@ -65,6 +65,8 @@ class SceneGraphNode(Node):
         tools_group = ReentrantCallbackGroup()
         self.pub_json = self.create_publisher(String, "scene_graph/json", LATCHED)
         self.pub_markers = self.create_publisher(MarkerArray, "scene_graph/markers", 2)
+        self.pub_status = self.create_publisher(String, "scene_graph/status", LATCHED)
+        self.frame_stamp = 0.0         # header stamp [s] of the newest frame the graph reflects
         self.create_service(CallTool, "scene_graph/call_tool", self._on_call_tool, callback_group=tools_group)
         for name in TOOL_PARAMS:
             self.create_service(CallTool, f"scene_graph/tools/{name}",
@@ -110,7 +112,10 @@ class SceneGraphNode(Node):
                           repr([(o.name, o.distance_m, o.pixel_count) for o in g["objects"].objects]),
                           repr([(r.subject, r.relation, r.object) for r in g["relations"].relations]))
         now = time.monotonic()
+        stamp = g["objects"].header.stamp
+        self.frame_stamp = stamp.sec + stamp.nanosec * 1e-9
         if key == self._last_key and now - self._last_update < 1.0:
+            self._publish_status()   # the graph already reflects this (identical) frame
             return
         self._last_key, self._last_update = key, now
         objects = msg_to_objects(g["objects"])
@@ -122,9 +127,14 @@ class SceneGraphNode(Node):
 
     # ------------------------------------------------------------------ outputs
     def status(self) -> dict:
-        return {"world_version": self.frame_version, "truth_version": self.truth_version}
+        return {"world_version": self.frame_version, "truth_version": self.truth_version,
+                "frame_stamp": self.frame_stamp}
+
+    def _publish_status(self) -> None:
+        self.pub_status.publish(String(data=json.dumps(self.status())))
 
     def _publish(self) -> None:
+        self._publish_status()
         snap = self.graph.snapshot()
         self.pub_json.publish(String(data=json.dumps({**self.status(), "graph": json.loads(snap.to_json())})))
         arr = MarkerArray()

@@ -216,12 +216,15 @@ class ToolBox(ToolExecutorBase):
                 out.append({key: i, "error": e.error})
         return out
 
-    def _present(self, snap: SceneSnapshot, nid: str, *, allow_held: bool = True) -> dict:
+    def _present(self, snap: SceneSnapshot, nid: str, *, allow_held: bool = True,
+                 allow_remembered: bool = False) -> dict:
         a = snap.node(nid)
         if a is None:  # matcher and graph come from the same snapshot: cannot happen
             raise ToolFailure(f"{nid} is not in the scene graph", {"error": "not found", "query": nid, "closest": []})
         if a.get("visible") or (allow_held and a.get("held")):
             return a
+        if allow_remembered and a.get("kind") == "person" and nid in snap.perceived:
+            return a   # a person seen a moment ago, out of view now: where they were is known
         if a.get("held"):
             raise ToolFailure(f"{nid} is in the robot's gripper, out of the camera's view",
                               {"error": "held by robot", "object": nid})
@@ -311,16 +314,38 @@ class ToolBox(ToolExecutorBase):
                 out.append({"objects": [a, b], "error": e.error})
         return out
 
+    def _known_people(self, snap: SceneSnapshot) -> list[str]:
+        """People in view, then people seen recently (kept in the graph until forgotten):
+        a robot that turned away from someone still knows they are there."""
+        unseen = [p for p in snap.ids("person", visible=False) if p in snap.perceived]
+        return sorted(snap.visible_people(), key=_natural) + sorted(unseen, key=_natural)
+
     def _t_check_humans_around(self, snap: SceneSnapshot) -> list[str]:
-        return sorted(snap.visible_people(), key=_natural)
+        return self._known_people(snap)
 
     def _t_recognize_humans(self, snap: SceneSnapshot) -> dict[str, str | None]:
-        return {p: snap.node(p).get("name") for p in sorted(snap.visible_people(), key=_natural)}
+        names = {}
+        if self.provider is not None:   # identity may have been learnt since (a person said who they are)
+            try:
+                names = {p.id: p.name for p in self.provider.people()}
+            except Exception:  # noqa: BLE001 - no provider answer: what the graph saw
+                names = {}
+        return {p: names.get(p, snap.node(p).get("name")) for p in self._known_people(snap)}
 
     def _t_dist_robot_to_human(self, snap: SceneSnapshot, human: str) -> Any:
         def one(i: str) -> dict:
-            d = self._distance(snap, i, "human")
-            return {"human": i, "distance_m": d["distance_m"]}
+            a = self._present(snap, i, allow_remembered=True)
+            if a.get("visible"):
+                d = self._distance(snap, i, "human")
+                return {"human": i, "distance_m": d["distance_m"]}
+            robot = self._robot(snap)
+            pts = snap.perceived[i].points
+            if robot is None or not len(pts):
+                raise ToolFailure(f"distance to {i} unknown: out of view and no earlier geometry",
+                                  {"error": "not visible", "human": i})
+            d = float(np.min(np.hypot(pts[:, 0] - robot.x, pts[:, 1] - robot.y)))
+            return {"human": i, "distance_m": _r(d), "in_view": False,
+                    "last_seen_s_ago": _r(snap.seconds_since_seen(i) or 0.0)}
         return self._each(snap, human, ("person",), one, "human")
 
     def _person_flag(self, snap: SceneSnapshot, human: str, key: str, what: str) -> Any:
@@ -371,7 +396,7 @@ class ToolBox(ToolExecutorBase):
         boxes of the objects in view): obstacles within ``path_clearance_m`` of the floor
         segment from the robot base to the target's footprint; objects that carry or contain
         the target do not count. Evidence per obstacle: its distance to the path."""
-        a = self._present(snap, target)
+        a = self._present(snap, target, allow_remembered=True)
         if a.get("held"):
             return {"target": target, "free": True, "blocking": [], "evidence": {}, "held_by_robot": True}
         robot = self._robot(snap)
@@ -385,6 +410,7 @@ class ToolBox(ToolExecutorBase):
         found = snap._cache.get(key)
         if found is None:
             objs = {n: snap.perceived[n] for n in snap.ids(visible=True) if n in snap.perceived}
+            objs[target] = po   # a remembered person: the path goes to where they were seen
             found = relations_free_path(target, objs, (robot.x, robot.y), params=self._relation_params)
             snap._cache[key] = found
         evidence = {b: {"distance_to_path_m": _r(ev.get("path_distance_m", 0.0))}

@@ -1,24 +1,153 @@
-"""make demo: start the simulated world on the default scene and report what the camera sees."""
+"""make demo: RAIDER's assistive scenario (paper Fig. 17) and a kitchen task, run on the node graph.
+
+Task 1 - deliver a medicine to a person (scene assistive_room, PDDL domain "assistive"): a chair
+blocks the way and the person moves it when asked; two medicines -> the robot asks which ->
+"the one closest to the plant"; it is out of reach -> the person brings it closer; the person
+is not recognised -> the robot says so and she says who she is; she is not looking -> the robot
+asks for her attention; the handover succeeds.
+Task 2 - slice the tomato while the robot holds an egg (scene kitchen_task, domain "kitchen").
+
+Offline it uses the rules backend (no LLM) and a scripted person. With an endpoint configured
+(RAIDER_LLM_BASE_URL and/or OPENAI_API_KEY; model from RAIDER_LLM_MODEL) the issue checks and
+recovery plans come from that LLM instead. Prints a narrated trace; exit status 0 on success.
+"""
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+import threading
 import time
 
+from rclpy.action import ActionClient
+from std_msgs.msg import String
+
+from raider_ros.action import ExecuteTask
+from raider_ros.msg import IssueReport
 from raider_ros.ros.graph import NodeGraph
+from raider_ros.nodes.scene_graph import LATCHED
+
+TASKS = {
+    "assistive": {"title": "Deliver Adriana's medicine (paper Fig. 17)", "scene": "assistive_room",
+                  "scenario": "assistive_demo", "toolset": "assistive", "domain": "assistive"},
+    "kitchen": {"title": "Slice the tomato while holding an egg", "scene": "kitchen_task",
+                "scenario": "kitchen_demo", "toolset": "household", "domain": "kitchen"},
+}
+PERCEPTION = ("object_detector", "depth_distance", "spatial_relations")
+
+
+def llm_params() -> dict:
+    base_url, key = os.environ.get("RAIDER_LLM_BASE_URL", ""), os.environ.get("OPENAI_API_KEY", "")
+    if not (base_url or key):
+        return {"backend": "rules"}
+    return {"backend": "openai", "base_url": base_url, "model": os.environ.get("RAIDER_LLM_MODEL", "gpt-4o-2024-05-13")}
+
+
+class Narrator:
+    """Prints what happens, in order, as a person would follow it."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.t0 = time.monotonic()
+
+    def __call__(self, who: str, text: str) -> None:
+        with self.lock:
+            print(f"[{time.monotonic() - self.t0:6.1f}s] {who:<9} {text}", flush=True)
+
+
+def _run(key: str, timeout: float, log_dir: str | None) -> bool:
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    task = TASKS[key]
+    llm = llm_params()
+    say = Narrator()
+    print(f"\n=== {task['title']} ===  (issue checks: {llm['backend'] if llm['backend'] != 'rules' else 'rules (no LLM)'}"
+          f", person: scripted)", flush=True)
+    with NodeGraph(log_dir) as graph:
+        graph.start("sim_world", {"scene": task["scene"], "skill_duration_s": 0.3})
+        for name in PERCEPTION:
+            graph.start(name)
+        graph.start("scene_graph", {"preload_user_info": False})
+        graph.start("issue_detector", {"toolset": task["toolset"], **llm})
+        graph.start("recovery_planner", {"backend": llm["backend"], **({k: v for k, v in llm.items() if k != "backend"})})
+        graph.start("human_interface", {"backend": "scripted", "scenario": task["scenario"]})
+        graph.start("plan_executor")
+        ctx = Context()
+        rclpy.init(context=ctx)
+        node = Node("demo", context=ctx)
+        executor = MultiThreadedExecutor(num_threads=2, context=ctx)
+        executor.add_node(node)
+        spin = threading.Thread(target=executor.spin, daemon=True)
+        spin.start()
+        try:
+            node.create_subscription(String, "human/dialogue", lambda m: say(*_speaker(m.data)), 50)
+            node.create_subscription(IssueReport, "plan_executor/explanations",
+                                     lambda m: say("ISSUE", f"{m.issue}: {m.explanation}"), 50)
+            ready = threading.Event()
+            node.create_subscription(String, "scene_graph/status",
+                                     lambda m: ready.set() if '"truth_version": -1' not in m.data else None, LATCHED)
+            client = ActionClient(node, ExecuteTask, "execute_task")
+            end = time.monotonic() + 60
+            while not (client.wait_for_server(timeout_sec=0.5) and ready.is_set()):
+                graph.check_alive()
+                if time.monotonic() > end:
+                    raise TimeoutError("the node graph did not come up within 60 s (perception or plan_executor)")
+            say("READY", "simulated world, perception, issue detector, planner, person and executor are up")
+            last = {"stage": None}
+
+            def on_feedback(m):
+                f = m.feedback
+                if f.stage == "planning" or (f.stage, f.message) != last["stage"]:
+                    last["stage"] = (f.stage, f.message)
+                    who = {"planning": "PLAN", "checking": "CHECK", "recovering": "RECOVER",
+                           "executing": "ROBOT", "done": "DONE"}.get(f.stage, f.stage.upper())
+                    step = f"step {f.step_index + 1} " if f.step_index >= 0 else ""
+                    say(who, f"{step}{f.message}")
+
+            done = threading.Event()
+            box: dict = {}
+            goal = ExecuteTask.Goal(domain=task["domain"])
+            fut = client.send_goal_async(goal, feedback_callback=on_feedback)
+            fut.add_done_callback(lambda f: f.result().get_result_async().add_done_callback(
+                lambda r: (box.__setitem__("result", r.result().result), done.set())))
+            while not done.wait(0.5):
+                graph.check_alive()
+                if time.monotonic() - say.t0 > timeout:
+                    raise TimeoutError(f"the task did not finish within {timeout:.0f} s")
+            res = box["result"]
+            say("RESULT", f"{'success' if res.success else 'FAILED'}: {res.message} "
+                          f"({res.steps_done}/{res.steps_total} steps)")
+            return bool(res.success)
+        finally:
+            executor.shutdown(timeout_sec=2.0)
+            node.destroy_node()
+            ctx.try_shutdown()
+
+
+def _speaker(line: str) -> tuple[str, str]:
+    who, _, text = line.partition(": ")
+    return who, text
 
 
 def main(args=None) -> int:
-    from raider_ros.tools import camera_report
-
-    with NodeGraph() as graph:
-        print("Starting sim_world (scene: kitchen, offline, no LLM needed) ...", flush=True)
-        graph.start("sim_world")
-        time.sleep(0.5)
-        graph.check_alive()
-        status = camera_report.main(["--timeout", "30"])
-        if status != 0:
-            print(graph.nodes["sim_world"].log_tail(), file=sys.stderr)
-        return status
+    parser = argparse.ArgumentParser(description="RAIDER demo on the simulated household")
+    parser.add_argument("--task", choices=[*TASKS, "all"], default="all")
+    parser.add_argument("--timeout", type=float, default=150.0, help="seconds per task")
+    parser.add_argument("--log-dir", help="keep each node's log here")
+    ns = parser.parse_args(args)
+    keys = list(TASKS) if ns.task == "all" else [ns.task]
+    ok = True
+    for key in keys:
+        try:
+            ok = _run(key, ns.timeout, ns.log_dir) and ok
+        except (TimeoutError, RuntimeError) as exc:
+            print(f"demo task {key} failed: {exc}", file=sys.stderr)
+            ok = False
+    print("\nDemo " + ("succeeded." if ok else "FAILED."), flush=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,73 @@
+"""recovery_planner: turns a detected issue and its explanation into an interactive recovery plan.
+
+Service ``plan_recovery`` (raider_ros/srv/PlanRecovery): query, issue, explanation, what the
+robot holds -> ordered steps (action, arguments, the variable an ask() binds) and the raw plan
+text. The plan is written by the rules backend (per issue category) or an LLM with the few-shot
+prompt of data/prompts/recovery, and is always parsed by the ast-whitelist interpreter: plan
+text is never executed.
+"""
+from __future__ import annotations
+
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from raider_ros.agent.factory import DetectorSettings, make_backend
+from raider_ros.agent.llm import LLMError
+from raider_ros.msg import RecoveryStep
+from raider_ros.recovery.plan import PlanError, Var
+from raider_ros.recovery.rules import RecoveryHints, RecoveryPlanner
+from raider_ros.ros.params import Param, declare
+from raider_ros.ros.spin import StartupError, run_node
+from raider_ros.srv import PlanRecovery
+
+PARAMS = (
+    Param("backend", "rules", "rules (plans per issue category, no LLM) | openai | scripted"),
+    Param("model", "gpt-4o-2024-05-13", "openai: model name"),
+    Param("base_url", "", "openai: endpoint base URL ('' = the SDK default)"),
+    Param("api_key_env", "OPENAI_API_KEY", "openai: name of the environment variable holding the API key"),
+    Param("fixture", "", "scripted: file of recorded plan responses"),
+    Param("timeout_s", 30.0, "Time limit for one plan [s]"),
+    Param("retries", 1, "LLM plans the interpreter rejects are sent back this many times with the reason"),
+)
+
+
+class RecoveryPlannerNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__("recovery_planner", **kwargs)
+        self.p = declare(self, PARAMS)
+        try:
+            backend = "rules" if self.p["backend"] == "rules" else make_backend(DetectorSettings(
+                backend=self.p["backend"], model=self.p["model"], base_url=self.p["base_url"],
+                api_key_env=self.p["api_key_env"], fixture=self.p["fixture"]))
+            self.planner = RecoveryPlanner(backend, timeout_s=self.p["timeout_s"], retries=self.p["retries"])
+        except (ValueError, OSError) as exc:
+            raise StartupError(self.get_name(), str(exc)) from None
+        self.create_service(PlanRecovery, "plan_recovery", self._on_plan, callback_group=ReentrantCallbackGroup())
+        self.get_logger().info(f"recovery planner ready: backend {self.planner.name}")
+
+    def _on_plan(self, req, res):
+        res.backend = self.planner.name
+        try:
+            hints = RecoveryHints(grounding=tuple(req.grounding)) if req.grounding else None
+            plan = self.planner.plan(req.query, req.issue, req.explanation, req.holding or None, hints=hints)
+        except PlanError as exc:
+            res.success, res.message = False, f"the plan was rejected: {exc}"
+        except LLMError as exc:
+            res.success, res.message = False, f"the planner's LLM failed: {exc.reason}"
+        except Exception as exc:  # noqa: BLE001 - a planner bug must not take the node down
+            res.success, res.message = False, f"planning failed: {type(exc).__name__}: {exc}"
+        else:
+            res.success, res.message = True, f"{len(plan.steps)} steps"
+            res.plan_text = plan.raw_text
+            res.steps = [RecoveryStep(action=s.action, args=[a.name if isinstance(a, Var) else a.value for a in s.args],
+                                      arg_is_variable=[isinstance(a, Var) for a in s.args], binds=s.binds or "")
+                         for s in plan.steps]
+        rec = self.planner.last
+        if rec is not None and rec.texts and not res.plan_text:
+            res.plan_text = rec.texts[-1]
+        self.get_logger().info(f"plan for {req.query!r} ({req.issue}): {res.message}")
+        return res
+
+
+def main(args=None) -> int:
+    return run_node(RecoveryPlannerNode, args=args)
