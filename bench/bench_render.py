@@ -94,7 +94,8 @@ def main() -> int:
     args = ap.parse_args()
     kitchen = load_scene(scenes_dir() / "kitchen.scene.yaml")
     big = with_extra_objects(kitchen)
-    results: dict[str, float] = {"load_average_1min": round(os.getloadavg()[0], 2), "objects_kitchen": len(kitchen.objects), "objects_kitchen_20": len(big.objects),
+    results: dict[str, float] = {"load_average_1min": round(os.getloadavg()[0], 2),
+                                 "objects_kitchen": len(kitchen.objects), "objects_kitchen_20": len(big.objects),
                                  "image_width": kitchen.camera.width, "image_height": kitchen.camera.height_px}
     results.update(bench_scene("kitchen", kitchen, args.runs))
     results.update(bench_scene("kitchen_20", big, args.runs))

@@ -51,7 +51,7 @@ class SimWorld:
                  skill_steps: int = 10, renderer: Renderer | None = None):
         for name, value in (("skill_duration_s", skill_duration_s), ("handover_distance_m", handover_distance_m),
                             ("approach_standoff_m", approach_standoff_m)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
                 raise ValueError(f"SimWorld: {name} must be a finite number >= 0, got {value!r}")
         if isinstance(skill_steps, bool) or not isinstance(skill_steps, int) or skill_steps < 1:
             raise ValueError(f"SimWorld: skill_steps must be an integer >= 1, got {skill_steps!r}")

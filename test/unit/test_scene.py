@@ -60,7 +60,7 @@ def doc() -> dict:
 def test_good_files_load_render_and_round_trip(path):
     s = load_scene(path)
     assert s.source == str(path) and s.objects
-    assert load_scene_text(dump_scene(s), "dumped") .entities == s.entities
+    assert load_scene_text(dump_scene(s), "dumped").entities == s.entities
     w = SimWorld(s)
     counts = visible_pixel_counts(w.frame())
     assert sum(1 for n in counts.values() if n > 0) >= len(s.entities) // 2
@@ -116,8 +116,10 @@ BAD = {
     "duplicate_id": (mutate(lambda d: d["objects"].append(copy.deepcopy(d["objects"][1]))),
                      "'Mug_1' is used twice"),
     "person_same_id": (mutate(lambda d: d["people"][0].update(id="Table_1")), "'Table_1' is used twice"),
-    "holding_unknown": (mutate(lambda d: d["robot"].update(holding="Ghost_1")), "robot.holding: no object with id 'Ghost_1'"),
-    "holding_person": (mutate(lambda d: d["robot"].update(holding="Person_1")), "robot.holding: 'Person_1' is a person"),
+    "holding_unknown": (mutate(lambda d: d["robot"].update(holding="Ghost_1")),
+                        "robot.holding: no object with id 'Ghost_1'"),
+    "holding_person": (mutate(lambda d: d["robot"].update(holding="Person_1")),
+                       "robot.holding: 'Person_1' is a person"),
     "bad_pose": (mutate(lambda d: d["robot"].update(pose=[0, 0])), "robot.pose"),
     "objects_not_list": (mutate(lambda d: d.update(objects={"a": 1})), "objects: expected a list"),
     "camera_fov": (mutate(lambda d: d.update(camera={"hfov_deg": 200})), "camera.hfov_deg"),

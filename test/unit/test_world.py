@@ -90,8 +90,9 @@ def test_pick_and_place_on_top(world):
     assert distance_from_camera(s, apple) <= s.robot.reach           # the free spot nearest the robot
     for o in s.objects:                                              # and it collides with nothing
         if o.id not in ("Apple_1", "Counter_1"):
-            lo = np.maximum(np.array(apple.center) - np.array(apple.size) / 2, np.array(o.center) - np.array(o.size) / 2)
-            hi = np.minimum(np.array(apple.center) + np.array(apple.size) / 2, np.array(o.center) + np.array(o.size) / 2)
+            a_c, a_h = np.array(apple.center), np.array(apple.size) / 2
+            o_c, o_h = np.array(o.center), np.array(o.size) / 2
+            lo, hi = np.maximum(a_c - a_h, o_c - o_h), np.minimum(a_c + a_h, o_c + o_h)
             assert np.any(hi <= lo + 1e-9), o.id
     assert visible_pixel_counts(world.frame())["Apple_1"] > 0
 
@@ -475,3 +476,10 @@ def test_concurrent_frames_and_skills_stay_consistent():
         t.join(60)
     assert not errors, errors
     assert w.version == 1 + 10 and w.frame().world_version == w.version
+
+
+@pytest.mark.parametrize("kw", [{"skill_duration_s": -1}, {"handover_distance_m": float("nan")},
+                                {"approach_standoff_m": float("inf")}, {"skill_steps": 0}, {"skill_duration_s": "1"}])
+def test_bad_parameters_are_refused(kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        SimWorld(**kw)
