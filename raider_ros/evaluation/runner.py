@@ -4,7 +4,8 @@ A pipeline is anything with two methods (:class:`Pipeline`):
 
 * ``prepare(scene, setup)`` — make the world show the case: load ``scene`` if it is not the
   one loaded, apply the case's setup block, let perception refresh;
-* ``detect(query) -> DetectOutcome`` — run issue detection on the query.
+* ``detect(query, **options) -> DetectOutcome`` — run issue detection on the query;
+  ``options`` carries a case's optional ``context`` / ``toolset`` keys (:data:`CASE_OPTIONS`).
 
 The ROS-backed pipeline (sim_world services + issue_detector) lives in the node layer; the
 in-process one is :class:`raider_ros.evaluation.local.LocalPipeline`.
@@ -43,10 +44,16 @@ class DetectOutcome:
     elapsed_s: float | None = None    # detection time; the runner measures it when None
 
 
+# Optional case keys (project extensions) passed to ``detect`` as keyword arguments when a
+# case has them: ``context`` (what the user said besides the query), ``toolset`` (a toolset
+# name under data/toolsets). A pipeline that takes neither still runs every other case.
+CASE_OPTIONS = ("context", "toolset")
+
+
 class Pipeline(Protocol):
     def prepare(self, scene: Scene, setup: Any) -> None: ...
 
-    def detect(self, query: str) -> DetectOutcome: ...
+    def detect(self, query: str, **options: Any) -> DetectOutcome: ...
 
 
 def _print_progress(line: str) -> None:
@@ -69,8 +76,9 @@ class Evaluator:
         try:
             world = bench.scene_for(case)
             self.pipeline.prepare(scene, case.setup)
+            options = {k: case.extra[k] for k in CASE_OPTIONS if case.extra.get(k) is not None}
             t0 = time.monotonic()
-            outcome = self.pipeline.detect(case.query)
+            outcome = self.pipeline.detect(case.query, **options)
             if not isinstance(outcome, DetectOutcome):
                 raise TypeError(f"pipeline.detect returned {type(outcome).__name__}, not DetectOutcome")
         except Exception as exc:  # noqa: BLE001 - one case's failure must not stop the run
@@ -123,7 +131,8 @@ class Evaluator:
         return report
 
 
-def print_summary(report: dict[str, Any], out_dir: str | Path, stream=sys.stdout) -> None:
+def print_summary(report: dict[str, Any], out_dir: str | Path, stream=None) -> None:
+    stream = stream or sys.stdout
     o = report["overall"]
 
     def pct(v: float | None) -> str:

@@ -13,7 +13,8 @@ means, in a way that is predictable for people who write cases:
   vowel remains, then a doubled final consonant is undoubled (``stopped`` -> ``stop``);
   (3) one of ``-able``, ``-ible``, ``-ness``, ``-ment``, ``-ful``, ``-ly``, and ``-ion`` after
   ``t`` or ``s``; (4) a final ``e`` is dropped, a final ``y`` after a consonant becomes
-  ``i``. So block / blocks / blocked / blocking all stem to
+  ``i``. A stem left as a short consonant-vowel-consonant syllable keeps (or gets back) its
+  ``e``: move / moved / movable all give ``move``, while note stays apart from not. So block / blocks / blocked / blocking all stem to
   ``block``, reach / reachable / reaching to ``reach``, slice / sliced / slicing / slices to
   ``slic``, obstruct / obstruction to ``obstruct``. A few irregular nouns (knife / knives,
   shelf / shelves, person / people ...) map to one form. It is deliberately simpler than
@@ -47,6 +48,12 @@ def _has_vowel(s: str) -> bool:
     return any(c in _VOWELS for c in s)
 
 
+def _short_cvc(s: str) -> bool:
+    """Three letters consonant-vowel-consonant (not ending in w, x, y): "mov", "not", "hop"."""
+    return (len(s) == 3 and s[0] not in _VOWELS and s[1] in "aeiou" and s[2] not in _VOWELS
+            and s[2] not in "wxy")
+
+
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """The stem of one lowercase word (see the module docstring for the rules)."""
@@ -74,17 +81,21 @@ def stem(word: str) -> str:
                 w = base
                 if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "lsz" + "aeiou":
                     w = w[:-1]
+                elif _short_cvc(w):
+                    w += "e"
                 break
     # (3) derivational endings
     for suffix in ("able", "ible", "ness", "ment", "ful", "ly"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)]
+            if _short_cvc(w):
+                w += "e"
             break
     else:
         if w.endswith("ion") and len(w) >= 7 and w[-4] in "ts":
             w = w[:-3]
     # (4) a final e; a final y after a consonant becomes i (cookie / cookies, empty / emptied)
-    if w.endswith("e") and len(w) - 1 >= 3:
+    if w.endswith("e") and len(w) - 1 >= 3 and not _short_cvc(w[:-1]):
         w = w[:-1]
     elif w.endswith("y") and len(w) >= 4 and w[-2] not in _VOWELS:
         w = w[:-1] + "i"

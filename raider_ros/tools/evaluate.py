@@ -1,7 +1,7 @@
 """Evaluate issue detection on a directory of benchmark format v1.
 
     python -m raider_ros.tools.evaluate --cases DIR --backend rules|openai|scripted --out DIR
-           [--mode local|ros] [--limit N] [--filter REGEX]
+           [--mode local|ros] [--limit N] [--filter REGEX] [--set KEY=VALUE ...]
     python -m raider_ros.tools.evaluate --cases DIR --check          # load and validate only
     python -m raider_ros.tools.evaluate --compare OUT1 OUT2 ... --out DIR   # side-by-side tables
 
@@ -12,7 +12,9 @@ directory, unavailable pipeline).
 
 Pipelines: ``--mode local`` builds the in-process pipeline
 (``raider_ros.evaluation.local.make_pipeline``); ``--mode ros`` the ROS-backed one
-(``raider_ros.ros.eval_pipeline.make_pipeline``). Both take the backend name.
+(``raider_ros.ros.eval_pipeline.make_pipeline``). Both are called as
+``make_pipeline(backend, **settings)`` with the ``--set`` detector settings
+(``raider_ros.agent.factory.DetectorSettings`` field names, values read as YAML).
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import argparse
 import importlib
 import sys
 from pathlib import Path
+
+import yaml
 
 from raider_ros.evaluation.cases import CATEGORIES, load_benchmark
 from raider_ros.evaluation.report import load_report, markdown, plot
@@ -33,13 +37,29 @@ class UsageError(Exception):
     pass
 
 
-def make_pipeline(mode: str, backend: str):
+def make_pipeline(mode: str, backend: str, settings: dict | None = None):
     module_name = PIPELINE_MODULES[mode]
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"the {mode} pipeline is not available ({module_name}: {exc})") from None
-    return module.make_pipeline(backend)
+    try:
+        return module.make_pipeline(backend, **(settings or {}))
+    except (ValueError, TypeError, OSError) as exc:
+        raise UsageError(f"cannot build the {mode} pipeline for backend {backend!r}: {exc}") from None
+
+
+def _settings(pairs: list[str] | None) -> dict:
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set expects KEY=VALUE, got {pair!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    return out
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="local", choices=tuple(PIPELINE_MODULES))
     p.add_argument("--limit", type=int, help="run at most N cases")
     p.add_argument("--filter", metavar="REGEX", help="only cases whose id, scene, category or query matches")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="settings",
+                   help="a detector setting (repeatable), e.g. --set model=gpt-4o --set fixture=run.yaml")
     p.add_argument("--check", action="store_true", help="load and validate the directory, run nothing")
     p.add_argument("--compare", nargs="+", metavar="REPORT",
                    help="report.json files (or their directories): write report.md/png side by side")
@@ -100,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if not bench.cases:
         print(f"{directory}: no case could be loaded ({len(bench.errors)} load errors)", file=sys.stderr)
         return 1
-    pipeline = make_pipeline(args.mode, args.backend)
+    pipeline = make_pipeline(args.mode, args.backend, _settings(args.settings))
     evaluator = Evaluator(pipeline, backend=getattr(pipeline, "name", "") or args.backend)
     try:
         report = evaluator.evaluate(bench, out, pattern=args.filter, limit=args.limit,

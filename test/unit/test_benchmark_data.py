@@ -7,9 +7,11 @@ Rules checked per case (docs/benchmark-format.md, "The project benchmark"):
   band between "clearly within reach" (<= reach - 0.10 m) and "clearly out of reach"
   (>= reach + 0.20 m); IU1 cases have a target out of reach, IA candidates may be out of
   reach (the ambiguity comes first), all other categories have every target within reach;
-* IU2 cases: something blocks the first target; all other cases: nothing blocks any target
-  (objects a target carries, e.g. the things on a table, do not count). No blocking answer
-  about a target may be borderline;
+* IU2 cases: something blocks the first target; all other cases: nothing blocks any target.
+  Objects standing on a piece of furniture (a receptacle that is not pickupable: a table, a
+  counter, a nightstand) do not count as blocking it; anything else that hides >= 20 % of a
+  target does, even if it stands on the target (a pan on a stove burner blocks the burner).
+  No blocking answer about a target may be borderline;
 * the optional ``geometry`` facts of a case hold (or, prefixed with ``not``, do not hold) on
   the oracle, never on a borderline;
 * IU3 cases name something absent: no entity's type or name matches the first mention group;
@@ -77,12 +79,12 @@ def _world_of(case: Case):
     return _world(case.scene, json.dumps(case.setup, sort_keys=True))
 
 
-def _blockers(geo: OracleGeometry, target: str) -> tuple[list[str], list[str]]:
+def _blockers(geo: OracleGeometry, target: str, skip_carried: bool) -> tuple[list[str], list[str]]:
     """(entities blocking ``target``, entities whose answer about it is borderline)."""
     blocking, borderline = [], []
     t_lo, t_hi = geo.boxes[target]
     for a in geo.entities:
-        if a == target or carries(t_lo, t_hi, *geo.boxes[a]):
+        if a == target or (skip_carried and carries(t_lo, t_hi, *geo.boxes[a])):
             continue
         ans = geo.answer(a, "blocking", target)
         if ans.borderline:
@@ -137,7 +139,9 @@ def test_case_labels_hold_on_the_oracle(case_id):
         problems.append("IU1 case without a target out of reach")
 
     for i, g in enumerate(targets):
-        blocking, borderline = _blockers(geo, g)
+        ent = world.get(g)
+        support = isinstance(ent, SceneObject) and ent.has("receptacle") and not ent.has("pickupable")
+        blocking, borderline = _blockers(geo, g, skip_carried=support)
         if borderline:
             problems.append(f"{g}: borderline blocking answers: {borderline}")
         if case.category == "IU2" and i == 0:
