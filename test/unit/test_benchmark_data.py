@@ -13,7 +13,9 @@ Rules checked per case (docs/benchmark-format.md, "The project benchmark"):
   target does, even if it stands on the target (a pan on a stove burner blocks the burner).
   No blocking answer about a target may be borderline;
 * the optional ``geometry`` facts of a case hold (or, prefixed with ``not``, do not hold) on
-  the oracle, never on a borderline;
+  the oracle, never on a borderline; every AR case states which entities of the kind it
+  names stand in its relation (``only A, B <relation> C among <kinds>``), so no other object
+  of that kind satisfies the relation and none is borderline;
 * IU3 cases name something absent: no entity's type or name matches the first mention group;
 * QS queries name types or ids that exist (except IU3); IA cases list >= 2 candidates;
 * no two solid entities interpenetrate (after the setup).
@@ -94,13 +96,37 @@ def _blockers(geo: OracleGeometry, target: str, skip_carried: bool) -> tuple[lis
     return blocking, borderline
 
 
-_FACT = re.compile(r"^(not\s+)?(\S+)\s+(" + "|".join(sorted(RELATIONS, key=len, reverse=True)) + r")\s+(\S+)$")
+_REL = "|".join(sorted(RELATIONS, key=len, reverse=True))
+_FACT = re.compile(r"^(not\s+)?(\S+)\s+(" + _REL + r")\s+(\S+)$")
+_ONLY = re.compile(r"^only\s+(.+?)\s+(" + _REL + r")\s+(\S+)\s+among\s+(.+)$")
 
 
-def _parse_fact(text: str) -> tuple[bool, str, str, str]:
-    m = _FACT.match(text.strip())
-    assert m, f"geometry fact {text!r} is not '[not] A <relation> B'"
-    return (m.group(1) is None, m.group(2), m.group(3), m.group(4))
+def _check_fact(geo: OracleGeometry, text: str) -> str | None:
+    """None when the fact holds clearly, else what is wrong. Facts:
+    ``A <relation> B``, ``not A <relation> B``, and ``only A, B <relation> C among <kinds>``
+    where kinds are type names, ``objects`` (every object) or ``*`` (objects and people):
+    exactly the listed entities of those kinds stand in the relation to C, none borderline."""
+    text = text.strip()
+    m = _ONLY.match(text)
+    if m:
+        listed = {x.strip() for x in m.group(1).split(",")}
+        rel, ref = m.group(2), m.group(3)
+        kinds = {k.strip() for k in m.group(4).split(",")}
+        pool = [e for e, ent in geo.entities.items() if e != ref and (
+            "*" in kinds or ("objects" in kinds and isinstance(ent, SceneObject)) or ent.type in kinds)]
+        answers = {e: geo.answer(e, rel, ref) for e in pool}
+        border = sorted(e for e, a in answers.items() if a.borderline)
+        holding = {e for e, a in answers.items() if a.holds and not a.borderline}
+        if border or holding != listed:
+            return f"{text!r}: holds for {sorted(holding)}, borderline for {border}"
+        return None
+    m = _FACT.match(text)
+    assert m, f"geometry fact {text!r} is not '[not] A <relation> B' or 'only A, B <relation> C among ...'"
+    expected, a, rel, b = m.group(1) is None, m.group(2), m.group(3), m.group(4)
+    ans = geo.answer(a, rel, b)
+    if ans.borderline or ans.holds != expected:
+        return f"{text!r}: holds={ans.holds} borderline={ans.borderline} {ans.evidence}"
+    return None
 
 
 def _names(world) -> set[str]:
@@ -151,10 +177,11 @@ def test_case_labels_hold_on_the_oracle(case_id):
             problems.append(f"{g} is blocked by {blocking} in a {case.category} case")
 
     for fact in case.extra.get("geometry", []) or []:
-        expected, a, rel, b = _parse_fact(fact)
-        ans = geo.answer(a, rel, b)
-        if ans.borderline or ans.holds != expected:
-            problems.append(f"geometry {fact!r}: holds={ans.holds} borderline={ans.borderline} {ans.evidence}")
+        wrong = _check_fact(geo, fact)
+        if wrong:
+            problems.append(f"geometry {wrong}")
+    if case.abstraction == "AR" and not any(f.startswith("only ") for f in case.extra.get("geometry", []) or []):
+        problems.append("AR case without an 'only ... among ...' geometry fact")
 
     if case.category == "IU3":
         assert not case.grounding, "IU3 cases name nothing that exists"
