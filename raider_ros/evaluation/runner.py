@@ -17,6 +17,7 @@ a case's error: an exception from ``prepare`` or ``detect`` becomes a failed cas
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -64,10 +65,33 @@ class Evaluator:
     """``Evaluator(pipeline).run(benchmark)`` -> list of :class:`CaseResult`."""
 
     def __init__(self, pipeline: Pipeline, progress: Callable[[str], None] | None = _print_progress,
-                 backend: str = ""):
+                 backend: str = "", case_timeout_s: float | None = None):
         self.pipeline = pipeline
         self.progress = progress or (lambda _line: None)
         self.backend = backend or getattr(pipeline, "name", "") or type(pipeline).__name__
+        self.case_timeout_s = case_timeout_s
+
+    def _detect(self, query: str, options: dict[str, Any]) -> DetectOutcome:
+        """``pipeline.detect``, given up on after ``case_timeout_s`` (a watchdog for pipelines
+        that hang; detectors enforce their own, shorter time limits)."""
+        if self.case_timeout_s is None:
+            return self.pipeline.detect(query, **options)
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["outcome"] = self.pipeline.detect(query, **options)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                box["error"] = exc
+        worker = threading.Thread(target=target, name="evaluate-detect", daemon=True)
+        worker.start()
+        worker.join(self.case_timeout_s)
+        if worker.is_alive():
+            return DetectOutcome(issue=None, status="timeout", elapsed_s=self.case_timeout_s,
+                                 error=f"no answer within {self.case_timeout_s:g} s")
+        if "error" in box:
+            raise box["error"]
+        return box["outcome"]
 
     def run_case(self, bench: Benchmark, case: Case) -> CaseResult:
         scene = bench.scenes[case.scene]
@@ -78,7 +102,7 @@ class Evaluator:
             self.pipeline.prepare(scene, case.setup)
             options = {k: case.extra[k] for k in CASE_OPTIONS if case.extra.get(k) is not None}
             t0 = time.monotonic()
-            outcome = self.pipeline.detect(case.query, **options)
+            outcome = self._detect(case.query, options)
             if not isinstance(outcome, DetectOutcome):
                 raise TypeError(f"pipeline.detect returned {type(outcome).__name__}, not DetectOutcome")
         except Exception as exc:  # noqa: BLE001 - one case's failure must not stop the run
@@ -112,7 +136,7 @@ class Evaluator:
         for n, case in enumerate(cases, 1):
             r = self.run_case(bench, case)
             results.append(r)
-            verdict = "ok" if r.expl else ("ERROR" if r.status != "ok" else "fail")
+            verdict = "ok" if r.expl else ("fail" if r.status == "ok" else r.status.upper())
             line = (f"[{n:>{len(str(len(cases)))}}/{len(cases)}] {case.id:<{width}} {case.category:<4}"
                     f" expected {case.expected_issue:<13} reported {str(r.reported_issue):<13}"
                     f" {verdict:<5} {r.time_s:6.2f} s")

@@ -2,6 +2,7 @@
 
     python -m raider_ros.tools.evaluate --cases DIR --backend rules|openai|scripted --out DIR
            [--mode local|ros] [--limit N] [--filter REGEX] [--set KEY=VALUE ...]
+           [--case-timeout S]
     python -m raider_ros.tools.evaluate --cases DIR --check          # load and validate only
     python -m raider_ros.tools.evaluate --compare OUT1 OUT2 ... --out DIR   # side-by-side tables
 
@@ -72,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--filter", metavar="REGEX", help="only cases whose id, scene, category or query matches")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="settings",
                    help="a detector setting (repeatable), e.g. --set model=gpt-4o --set fixture=run.yaml")
+    p.add_argument("--case-timeout", type=float, default=300.0, metavar="S",
+                   help="give up on a case after S seconds (a watchdog; detectors have their own limit)")
     p.add_argument("--check", action="store_true", help="load and validate the directory, run nothing")
     p.add_argument("--compare", nargs="+", metavar="REPORT",
                    help="report.json files (or their directories): write report.md/png side by side")
@@ -123,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{directory}: no case could be loaded ({len(bench.errors)} load errors)", file=sys.stderr)
         return 1
     pipeline = make_pipeline(args.mode, args.backend, _settings(args.settings))
-    evaluator = Evaluator(pipeline, backend=getattr(pipeline, "name", "") or args.backend)
+    evaluator = Evaluator(pipeline, backend=getattr(pipeline, "name", "") or args.backend,
+                          case_timeout_s=args.case_timeout if args.case_timeout > 0 else None)
     try:
         report = evaluator.evaluate(bench, out, pattern=args.filter, limit=args.limit,
                                     extra={"mode": args.mode})

@@ -85,6 +85,23 @@ def test_a_pipeline_that_cannot_prepare_fails_every_case_without_stopping(bench)
     assert all("world is on fire" in r.error for r in results)
 
 
+def test_a_hanging_pipeline_times_out_and_the_run_goes_on(bench):
+    import threading
+    release = threading.Event()
+
+    class Hanging(FakePipeline):
+        def detect(self, query, **options):
+            if query == "pick(Apple)":
+                release.wait(10)
+            return super().detect(query)
+    lines = []
+    results = Evaluator(Hanging(), progress=lines.append, case_timeout_s=0.2).run(bench, limit=3)
+    release.set()
+    assert [r.status for r in results] == ["timeout", "ok", "ok"]
+    assert results[0].error == "no answer within 0.2 s" and "TIMEOUT" in lines[0]
+    assert results[1].expl and results[2].expl
+
+
 def test_a_pipeline_returning_garbage_is_an_error(bench):
     class Garbage(FakePipeline):
         def detect(self, query, **options):
