@@ -164,7 +164,7 @@ def _string(m: Mapping[str, Any], key: str, path: str) -> str:
 
 def _enum(m: Mapping[str, Any], key: str, path: str, allowed: tuple[str, ...]) -> str:
     v = m.get(key)
-    if isinstance(v, _Bool):  # `issue: no` / `issue: none` typed without quotes
+    if isinstance(v, _Bool):  # a word YAML 1.1 reads as a boolean (`no`, `on`): keep the word
         v = v.text
     if key not in m:
         raise _CaseError(path, f"missing; expected one of {', '.join(allowed)}")
