@@ -311,17 +311,21 @@ class _Rays:
         self.tensor = o3d.core.Tensor.from_numpy(self.array)
         d = self.array[:, 3:]
         dz = d[:, 2]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(dz < 0, np.float32(-cam.position[2]) / dz, np.float32(np.inf))
-        horizontal = np.hypot(d[:, 0], d[:, 1])
-        t[horizontal * t > FLOOR_RANGE_M] = np.inf
-        self.t_floor = t.astype(np.float32)
-        floor = np.isfinite(self.t_floor)
-        self.background_depth = np.where(floor, self.t_floor, np.float32(np.nan))
-        facing = np.abs(dz) / np.sqrt(horizontal * horizontal + dz * dz)
-        shade = np.clip(AMBIENT + SUN * SUN_DIR[2] + HEADLIGHT * facing, 0.0, 1.0).astype(np.float32)
-        floor_rgb = _to_u8(np.asarray(FLOOR_RGB, np.float32)[None, :] * shade[:, None])
-        self.background_rgb = np.where(floor[:, None], floor_rgb, _to_u8(np.asarray(SKY_RGB))[None, :])
+        down = dz < 0
+        t = np.full(len(dz), np.inf, np.float32)
+        np.divide(np.float32(-cam.position[2]), dz, out=t, where=down)
+        h2 = d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]
+        floor = down & (h2 * t * t <= np.float32(FLOOR_RANGE_M ** 2))
+        t[~floor] = np.inf
+        self.t_floor = t
+        self.background_depth = np.where(floor, t, np.float32(np.nan))
+        # floor colour by head-light angle, through a 256-entry table
+        facing = np.abs(dz) / np.sqrt(h2 + dz * dz)
+        levels = np.clip(AMBIENT + SUN * SUN_DIR[2] + HEADLIGHT * np.linspace(0.0, 1.0, 256), 0.0, 1.0)
+        table = _to_u8(np.asarray(FLOOR_RGB)[None, :] * levels[:, None])
+        self.background_rgb = np.empty((len(dz), 3), np.uint8)
+        self.background_rgb[:] = _to_u8(np.asarray(SKY_RGB))
+        self.background_rgb[floor] = table[(facing[floor] * 255.0 + 0.5).astype(np.intp)]
 
 
 class _Meshes:
