@@ -107,17 +107,19 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
                     step = f"step {f.step_index + 1} " if f.step_index >= 0 else ""
                     say(who, f"{step}{f.message}")
 
-            done = threading.Event()
-            box: dict = {}
-            goal = ExecuteTask.Goal(domain=task["domain"])
-            fut = client.send_goal_async(goal, feedback_callback=on_feedback)
-            fut.add_done_callback(lambda f: f.result().get_result_async().add_done_callback(
-                lambda r: (box.__setitem__("result", r.result().result), done.set())))
-            while not done.wait(0.5):
+            goal_future = client.send_goal_async(ExecuteTask.Goal(domain=task["domain"]), feedback_callback=on_feedback)
+            result_future = None
+            while result_future is None or not result_future.done():
+                time.sleep(0.2)
                 graph.check_alive()
+                if result_future is None and goal_future.done():
+                    handle = goal_future.result()
+                    if not handle.accepted:
+                        raise RuntimeError("plan_executor refused the task")
+                    result_future = handle.get_result_async()
                 if time.monotonic() - say.t0 > timeout:
                     raise TimeoutError(f"the task did not finish within {timeout:.0f} s")
-            res = box["result"]
+            res = result_future.result().result
             say("RESULT", f"{'success' if res.success else 'FAILED'}: {res.message} "
                           f"({res.steps_done}/{res.steps_total} steps)")
             return bool(res.success)

@@ -22,7 +22,7 @@ from .checks import CheckOutcome, Checker
 from .grounding import Grounder, Grounding, Pool, join_ids
 from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type
 from .query import NP, ParsedQuery, parse_query
-from .transcript import Conversation, Observations, read_conversation
+from .transcript import Conversation, Observations, entry_for, read_conversation
 
 HOLD_ROLES_CHECK = "holding"       # a role checked with this must be the object in the gripper
 PERSON_ROLES = ("recipient",)
@@ -197,11 +197,13 @@ class _Run:
                 self.lines.append(f"{STEP_TITLES['ground']}: " + "; ".join(g.facts) + ".")
         if gr.notes:
             self.lines.append("Note: " + "; ".join(gr.notes) + ".")
+        self._afford(pq, results, hold_roles)
 
         issue = self._grounding_issue(pq, results, pool, say, hold_roles)
         if issue is not None:
             return issue
-        grounded = {role: g.ids[0] for role, g in results.items()}
+        # a place the object is taken from only locates it: several such places are no ambiguity
+        grounded = {role: g.ids[0] for role, g in results.items() if g.status == "one"}
         ground_text = ", ".join(f"\"{pq.args[r].describe()}\" is {i}" for r, i in grounded.items())
         self.lines.append(f"{STEP_TITLES['ground']}: {ground_text}.")
 
@@ -260,9 +262,62 @@ class _Run:
         g = gr.ground(np, exclude_held=pq.action == "pick" and self._held_alternatives(gr, np, pool))
         if g.status == "none" and person is None and pool.people:
             p = gr.ground_person(np, pq.person_hint)
-            if p.status != "none":
+            if p.status != "none" or p.unknown_person:   # a person is there, just not recognised
                 return p
         return g
+
+    def _afford(self, pq: ParsedQuery, results: dict[str, Grounding], hold_roles: set[str]) -> None:
+        """Common sense among several candidates: only those the action can be done with
+        ("turn off the thing left of the vase": the toggleable one), when any of them can."""
+        specs = self.kb.checks.get(pq.action or "", [])
+        first = next(iter(pq.args), None)
+        words = self.kb.text["state_words"]
+        asked: dict[str, tuple[list[str], list[tuple[str, bool]]]] = {}
+        for role, g in results.items():
+            mine = [c for c in specs if str(c.get("arg") or first) == role]
+            props = [str(c["property"]) for c in mine if c.get("check") == "property"]
+            states = [(str(c["key"]), bool(c["value"])) for c in mine if c.get("check") == "state" and not c.get("optional")]
+            props = props if self.obs.has("get_obj_properties") else []
+            states = states if self.obs.has("get_obj_state") else []
+            if g.status != "several" or role in hold_roles or not (props or states):
+                continue
+            asked[role] = (props, states)
+            for c in g.ids:
+                if props:
+                    self.obs.get("get_obj_properties", c)
+                if states:
+                    self.obs.get("get_obj_state", c)
+        if not asked:
+            return
+
+        def need(props: list[str], states: list[tuple[str, bool]]) -> str:
+            return " and ".join(props + [words.get(k, {}).get(str(v).lower(), k) for k, v in states])
+
+        self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): several candidates remain for " + "; ".join(
+            f"\"{pq.args[r].describe()}\" ({join_ids(results[r].ids)}); I check which are {need(*ps)}"
+            for r, ps in asked.items()) + "."])
+        for role, (props, states) in asked.items():
+            g = results[role]
+            able = [c for c in g.ids if self._affords(c, props, states)]
+            if able and len(able) < len(g.ids):
+                self.lines.append(f"{STEP_TITLES['ground']}: of {join_ids(g.ids)}, only {join_ids(able)} "
+                                  f"{'is' if len(able) == 1 else 'are'} {need(props, states)}.")
+                results[role] = Grounding.of(able, base=g.base, how=g.how, facts=g.facts)
+
+    def _affords(self, c: str, props: list[str], states: list[tuple[str, bool]]) -> bool:
+        if props:
+            a = self.obs.get("get_obj_properties", c)
+            entry = entry_for(a.data, "object", c) if a.ok else None
+            have = entry.get("properties") if isinstance(entry, dict) else None
+            if not (isinstance(have, list) and all(p in have for p in props)):
+                return False
+        if states:
+            a = self.obs.get("get_obj_state", c)
+            entry = entry_for(a.data, "object", c) if a.ok else None
+            st = entry.get("state") if isinstance(entry, dict) else None
+            if not (isinstance(st, dict) and all(st.get(k) is v for k, v in states)):
+                return False
+        return True
 
     @staticmethod
     def _held_alternatives(gr: Grounder, np: NP, pool: Pool) -> bool:
@@ -322,8 +377,9 @@ class _Run:
                 return self._decide("unfeasibility", text, list(cands), "the object to use is not in the gripper")
         for role in order:
             g, np = results[role], pq.args[role]
-            if g.status == "several":
-                text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"", cands=join_ids(g.ids))
+            if g.status == "several" and role != "source":
+                text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
+                                     cands=join_ids([self._label(i) for i in g.ids]))
                 return self._decide("ambiguity", text, list(g.ids), "several candidates remain")
         return None
 
