@@ -1,10 +1,11 @@
 """The rules backend (no LLM) on benchmark cases: Det / Grnd / Expl and its own speed.
 
-Cases: the shared kitchen examples (/work/shared/benchmark/examples, 10 cases) and the rules
-test scenes (test/data/rules: every category with both query types and all abstractions, and
-the assistive plan of the paper's appendix D). Each case runs through the program flow
-manager twice: with tools answering from the scene's true geometry (test/support/fake_tools)
-and with the real perception tools (render -> pipeline -> scene graph -> ToolBox).
+Cases: the shared kitchen examples (shared/benchmark/examples, 10 cases), the rules test
+scenes (test/data/rules: every category with both query types and all abstractions, and the
+assistive plan of the paper's appendix D) and the project benchmark (data/benchmark). Each
+case runs through the program flow manager twice: with tools answering from the scene's true
+geometry (test/support/fake_tools) and with the real perception tools (render -> pipeline ->
+scene graph -> ToolBox). Figures per set: ``rules_<det|grnd|expl>_<set>_<truth|perception>``.
 
 ``rules_ms_per_turn_*`` time the reasoner's own ``complete`` calls (re-reading the whole
 conversation each turn); ``rules_case_s_*`` the whole run of a case with truth tools.
@@ -38,7 +39,11 @@ from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
 from raider_ros.perception.tools import ToolBox  # noqa: E402
 from support.fake_tools import SceneTools  # noqa: E402
 
-SETS = {"examples": Path("/work/shared/benchmark/examples"), "rules": ROOT / "test" / "data" / "rules"}
+_EXAMPLES = "benchmark/examples"   # shared/ lies beside the repository
+SETS = {"examples": next((p / "shared" / _EXAMPLES for p in ROOT.parents if (p / "shared" / _EXAMPLES).is_dir()),
+                         Path("/work/shared") / _EXAMPLES),
+        "rules": ROOT / "test" / "data" / "rules",
+        "project": ROOT / "data" / "benchmark"}
 
 
 class Timed:
@@ -69,6 +74,9 @@ def main() -> None:
     llm = Timed(RulesReasoner(use_embeddings=False))
     rows = []
     for set_name, directory in SETS.items():
+        if not directory.is_dir():
+            print(f"  no {set_name} cases at {directory}")
+            continue
         bench = load_benchmark(directory)
         for case in bench.cases:
             scene = bench.scene_for(case)
@@ -82,7 +90,8 @@ def main() -> None:
                 rows.append({"set": set_name, "tools": tools_name, "id": case.id, "det": s.det, "grnd": s.grnd,
                              "expl": s.expl, "s": dt, "turns": r.llm_turns, "calls": len(r.tool_calls)})
                 if not (s.det and s.expl and s.grnd is not False):
-                    print(f"  miss {tools_name} {case.id}: {r.issue} {r.grounding} {r.explanation}")
+                    print(f"  miss {tools_name} {case.id} ({case.category}, expected {case.expected_issue}): "
+                          f"{r.issue} {r.grounding} {r.explanation}")
 
     def rate(key, sel):
         vals = [r[key] for r in rows if sel(r) and r[key] is not None]
@@ -90,9 +99,9 @@ def main() -> None:
 
     figures: dict[str, float] = {}
     for tools_name in ("truth", "perception"):
-        for scope, sel in (("examples", lambda r: r["set"] == "examples"), ("all", lambda r: True)):
-            def f(r, t=tools_name, s=sel):
-                return r["tools"] == t and s(r)
+        for scope in SETS:
+            def f(r, t=tools_name, s=scope):
+                return r["tools"] == t and r["set"] == s
             for key in ("det", "grnd", "expl"):
                 figures[f"rules_{key}_{scope}_{tools_name}"] = rate(key, f)
     truth = [r for r in rows if r["tools"] == "truth"]
@@ -103,8 +112,7 @@ def main() -> None:
         "rules_case_s_p95": round(float(np.percentile([r["s"] for r in truth], 95)), 4),
         "rules_turns_mean": round(float(np.mean([r["turns"] for r in truth])), 3),
         "rules_tool_calls_mean": round(float(np.mean([r["calls"] for r in truth])), 3),
-        "cases_examples": float(sum(1 for r in truth if r["set"] == "examples")),
-        "cases_all": float(len(truth)),
+        **{f"cases_{scope}": float(sum(1 for r in truth if r["set"] == scope)) for scope in SETS},
     })
     for k, v in figures.items():
         print(f"{k:36s} {v}")

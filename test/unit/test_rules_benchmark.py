@@ -21,7 +21,9 @@ from raider_ros.perception.scene_graph import SceneGraph
 from raider_ros.perception.tools import ToolBox
 from support.fake_tools import SceneTools, drive
 
-EXAMPLES = Path("/work/shared/benchmark/examples")
+_EXAMPLES = "benchmark/examples"   # shared/ lies beside the repository
+EXAMPLES = next((p / "shared" / _EXAMPLES for p in Path(__file__).resolve().parents if (p / "shared" / _EXAMPLES).is_dir()),
+                Path("/work/shared") / _EXAMPLES)
 OURS = Path(__file__).resolve().parents[1] / "data" / "rules"
 BENCHES = {"examples": load_benchmark(EXAMPLES), "rules": load_benchmark(OURS)}
 CASES = [(name, case) for name, bench in BENCHES.items() for case in bench.cases]

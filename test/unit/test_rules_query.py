@@ -89,6 +89,18 @@ def test_natural_language(kb, query, action, obj, q, st):
     assert states(np) == st
 
 
+@pytest.mark.parametrize("query, words", [
+    ("Could you pick up the thing for drying hair?", ["hair", "dryer"]),
+    ("grab the thing for opening cans", ["can", "opener"]),
+    ("Open the jar of honey.", ["honey", "jar"]),
+    ("Give me a glass of water", ["water", "glass"]),
+    ("Can you get me the stuffed toy from the bed?", ["stuffed", "toy"]),
+    ("Grab something to write with.", ["something", "to", "write"]),
+])
+def test_heads_named_by_use_content_or_for_someone(kb, query, words):
+    assert parse_query(query, "", kb).args["object"].words == words
+
+
 def test_pick_from_a_place_names_the_source(kb):
     pq = parse_query("Pick the banana from the fridge.", "", kb)
     assert pq.args["object"].words == ["banana"]

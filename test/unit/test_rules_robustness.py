@@ -4,6 +4,7 @@ warnings, tools that never answer, deadlines, bad input, answers written as Pyth
 fallback of grounding."""
 import math
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,9 @@ from raider_ros.core.scene import load_scene
 from support.agent_world import world_tools
 from support.fake_tools import SceneTools, drive
 
-KITCHEN = "/work/shared/benchmark/examples/kitchen_example.scene.yaml"
+_KITCHEN = "benchmark/examples/kitchen_example.scene.yaml"   # shared/ lies beside the repository
+KITCHEN = next((p / "shared" / _KITCHEN for p in Path(__file__).resolve().parents if (p / "shared" / _KITCHEN).is_file()),
+               Path("/work/shared") / _KITCHEN)
 
 
 @pytest.fixture(scope="module")
@@ -279,6 +282,14 @@ def test_nothing_on_top_and_conditions_on_contents(llm):
     assert final["issue"] == "unfeasibility" and "Apple_1" in final["explanation"]
     final, _ = drive(llm, world_tools(w), p.system, p.user_message("pick the bowl if it doesn't contain anything"))
     assert final["issue"] == "unfeasibility" and "contains Apple_1" in final["explanation"]
+
+
+def test_several_places_to_take_from_are_no_ambiguity(llm):
+    p = IssuePrompt("household")
+    w = world([obj("Apple_1"), obj("Table_1", props=("receptacle",)), obj("Table_2", props=("receptacle",))],
+              relations=[("Apple_1", "on top of", "Table_2")])
+    final, _ = drive(llm, world_tools(w), p.system, p.user_message("Pick the apple from the table."))
+    assert final["issue"] == "none" and final["grounding"] == ["Apple_1"]
 
 
 # --------------------------------------------------------------------------- embeddings

@@ -114,12 +114,15 @@ class Checker:
         state = entry.get("state") if isinstance(entry, dict) else None
         v = state.get(key) if isinstance(state, dict) else None
         if not isinstance(v, bool):
+            if spec.get("optional"):
+                return None
             why = f"no '{key}' state reported" if a.ok else self._unknown(a)
             return self._outcome("state", role, obj, "unknown", f"whether {obj} is {needed} ({why})", needed=needed)
         if v == value:
             return self._outcome("state", role, obj, "pass", self._pass("state", obj=obj, needed=needed), needed=needed)
         done = self.kb.text["done_words"].get(self.action, self.say)
-        return self._outcome("state", role, obj, "fail", self._fail("state", obj=obj, actual=actual, done=done),
+        return self._outcome("state", role, obj, "fail",
+                             self._fail(str(spec.get("failure") or "state"), obj=obj, actual=actual, done=done),
                              needed=needed)
 
     def _c_hand_free(self, spec, role, obj):

@@ -94,7 +94,7 @@ class Grounder:
             return by_id, "id"
         if not words:
             return [], ""
-        levels: dict[int, list[str]] = {3: [], 2: [], 1: []}
+        levels: dict[int, list[str]] = {3: [], 2: [], 1: [], 0: []}
         for i in ids:
             tw = type_words(i)
             if not tw:
@@ -107,7 +107,9 @@ class Grounder:
                     levels[2].append(i)
                 elif not pmods:
                     levels[1].append(i)
-        for q in (3, 2, 1):
+            elif len(tw) > 1 and tw[-1] in self.kb.container_heads and compact(tw[:-1]) == compact(words):
+                levels[0].append(i)                  # "the sugar": the SugarJar
+        for q in (3, 2, 1, 0):
             if levels[q]:
                 return levels[q], "type"
 
@@ -126,13 +128,13 @@ class Grounder:
             cat = self.kb.category_of(words[k:])
             if cat is None:
                 continue
-            members = self.kb.categories[cat]
-            if "*" in members:
+            if "*" in self.kb.categories[cat]:
                 return list(self.pool.objects) + ([self.pool.held] if self.pool.held in ids else []), "category"
-            hits = [i for i in ids if type_key(i) in members]
+            hits = [i for i in ids if self.kb.in_category(i, cat)]
             if hits:
                 return hits, "category"
-            strangers = [i for i in ids if type_key(i) not in self.kb.known_types]
+            strangers = [i for i in ids if type_key(i) not in self.kb.known_types
+                         and (type_words(i) or [""])[-1] not in self.kb.known_types]
             sims = self._similar(" ".join(words[k:]), strangers)
             hits = [i for i, s in sims if s >= CATEGORY_SIMILARITY]
             return hits, ("embedding" if hits else "category")

@@ -92,6 +92,7 @@ class Knowledge:
     positions: list[PositionPhrase]
     instrument_words: frozenset[str]
     part_words: frozenset[str]
+    container_heads: frozenset[str]
     states: list[StateWord]
     predicate_only_states: frozenset[str]
     predicate_markers: list[tuple[str, ...]]
@@ -120,6 +121,12 @@ class Knowledge:
 
     def category_of(self, words: list[str]) -> str | None:
         return self.category_aliases.get(compact(singular(w) for w in words))
+
+    def in_category(self, name: str, category: str) -> bool:
+        """A type belongs to a category when it, or its head word, is listed ("TableLamp": lamp)."""
+        members = self.categories[category]
+        words = type_words(name)
+        return "*" in members or type_key(name) in members or bool(words and words[-1] in members)
 
     def sentence(self, group: str, key: str, **values: Any) -> str:
         template = (self.text.get(group) or {}).get(key)
@@ -282,6 +289,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         positions=positions,
         instrument_words=frozenset(str(w) for w in lang.get("instrument_words") or []),
         part_words=frozenset(str(w) for w in lang.get("part_words") or []),
+        container_heads=frozenset(str(w) for w in lang.get("container_heads") or []),
         states=states,
         predicate_only_states=frozenset(str(w) for w in lang.get("predicate_only_states") or []),
         predicate_markers=_phrases(lang.get("predicate_markers") or [], f"{lw}: predicate_markers"),

@@ -211,6 +211,17 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     while toks and toks[-1] in ("please", "and", "that", "which"):
         toks, orig = toks[:-1], orig[:-1]
 
+    # "the thing for drying hair": a generic head named by its use -> "hair dryer"
+    low = [t.lower() for t in orig]
+    if "for" in low[1:-1] and kb.category_of(low[:low.index("for", 1)]) == "thing" \
+            and low[low.index("for", 1) + 1].endswith("ing") and len(low[low.index("for", 1) + 1]) > 5:
+        k = low.index("for", 1)
+        orig = orig[k + 2:] + [low[k + 1][:-3] + "er"]
+    # "the jar of honey" -> honey jar, "a glass of water" -> water glass
+    low = [t.lower() for t in orig]
+    if "of" in low[1:-1] and singular(low[low.index("of", 1) - 1]) in kb.container_heads:
+        k = low.index("of", 1)
+        orig = orig[k + 1:] + orig[:k]
     raw = " ".join(orig)
     words = [singular(w) for t in orig for w in split_words(t) if not w.isdigit()]
     return NP(text=text, raw=raw, words=words, states=states, quals=quals)
@@ -339,6 +350,8 @@ def _natural(q: str, kb: Knowledge) -> ParsedQuery:
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
 
+    if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
+        body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
     args: list[list[str]] = [body_o]
     place_rel = None
     if action == "place":
