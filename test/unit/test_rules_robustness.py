@@ -84,6 +84,13 @@ def test_objects_listed_in_the_first_message_are_used_without_detection(llm):
     assert "object_detection" not in asked and "robot_holding" in asked
 
 
+def test_without_any_tool_it_says_it_cannot_see(llm):
+    reply = llm.complete([{"role": "system", "content": "You check robot actions."},
+                          {"role": "user", "content": "Query: pick(Apple)"}], deadline=time.monotonic() + 5)
+    f = final_of(reply.text)
+    assert f.issue == "unfeasibility" and "cannot see" in f.explanation and not calls_of(reply.text)
+
+
 def test_a_query_without_any_object_is_unfeasible(llm):
     p = IssuePrompt("household")
     final, _ = drive(llm, world_tools(world([obj("Apple_1")])), p.system, p.user_message("???"))

@@ -22,7 +22,9 @@ def test_tools_and_facts_come_from_the_system_prompt():
     a = conv_of("Query: pick(Apple)", system=IssuePrompt("assistive").system)
     assert "check_free_path" in a.tools and "get_obj_state" not in a.tools
     assert a.handover_m == pytest.approx(0.5)
-    assert conv_of("pick(Apple)", system="You are a robot.").tools == set(KNOWN_TOOLS)
+    assert conv_of("pick(Apple)", system="You are a robot.").tools == set()
+    assert conv_of("pick(Apple)", system="Use object_detection and robot_holding.").tools == \
+        {"object_detection", "robot_holding"} < set(KNOWN_TOOLS)
 
 
 def test_first_user_message_forms():

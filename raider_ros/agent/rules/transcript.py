@@ -150,12 +150,10 @@ def read_conversation(messages: Sequence[Any]) -> Conversation:
 
 
 def _tool_names(system: str) -> set[str]:
-    """Tools listed in the prompt (lines such as "- dist_to_target(target): ...")."""
+    """Tools listed in the prompt (lines such as "- dist_to_target(target): ..."), else the
+    known tools it mentions at all; none when it names none."""
     listed = {m.group(1) for m in _TOOL_LINE.finditer(system)} & set(KNOWN_TOOLS)
-    if listed:
-        return listed
-    mentioned = {t for t in KNOWN_TOOLS if re.search(rf"\b{t}\b", system)}
-    return mentioned or set(KNOWN_TOOLS)
+    return listed or {t for t in KNOWN_TOOLS if re.search(rf"\b{t}\b", system)}
 
 
 def _number(patterns, text: str) -> float | None:
