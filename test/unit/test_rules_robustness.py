@@ -266,6 +266,17 @@ def test_appendix_d_handover_person_not_looking(llm):
     assert final["grounding"] == ["medicine", "Person_1"]
 
 
+def test_user_information_settles_a_personal_reference(llm):
+    p = IssuePrompt("preferences")
+    w = world([obj("Apple_1"), obj("Banana_1")])
+    w["user_info"] = ["The user's favourite fruit is the banana."]
+    final, messages = drive(llm, world_tools(w), p.system, p.user_message("Please pick up my favourite fruit."))
+    assert final["issue"] == "none" and final["grounding"] == ["Banana_1"]
+    assert any("retrieve_user_information" in m["content"] for m in messages if m["role"] == "assistant")
+    final, _ = drive(llm, world_tools(w), IssuePrompt("household").system, p.user_message("Please pick up my favourite fruit."))
+    assert final["issue"] == "ambiguity"                    # no user information among the tools
+
+
 # --------------------------------------------------------------------------- receptacles
 def test_place_into_a_closed_or_occupied_receptacle(llm):
     p = IssuePrompt("household")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from rapidfuzz import fuzz
 
-from raider_ros.perception.matching import compact, split_words
+from raider_ros.perception.matching import compact, singular, split_words
 
 from . import embedding
 from .knowledge import Knowledge, type_key, type_words
@@ -207,6 +207,17 @@ class Grounder:
             if keep:
                 facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {st.word}")
             cands = keep
+
+        if np.personal and len(cands) > 1 and self.obs.has("retrieve_user_information"):
+            a = self.obs.get("retrieve_user_information", f"the user's {np.text}")
+            pending |= a.pending
+            answer = a.data.get("answer") if a.ok and isinstance(a.data, dict) else (a.data if a.ok else None)
+            if isinstance(answer, str):
+                said = {singular(w) for w in split_words(answer)}
+                hits = [c for c in cands if set(type_words(c)) <= said]
+                if hits and len(hits) < len(cands):
+                    facts.append(f"what is known about the user (\"{answer.strip()}\") points to {join_ids(hits)}")
+                    cands = hits
 
         for q in np.quals:
             if not q.position or len(cands) < 2:

@@ -93,6 +93,7 @@ class Knowledge:
     instrument_words: frozenset[str]
     part_words: frozenset[str]
     container_heads: frozenset[str]
+    personal_words: frozenset[str]
     states: list[StateWord]
     predicate_only_states: frozenset[str]
     predicate_markers: list[tuple[str, ...]]
@@ -290,6 +291,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         instrument_words=frozenset(str(w) for w in lang.get("instrument_words") or []),
         part_words=frozenset(str(w) for w in lang.get("part_words") or []),
         container_heads=frozenset(str(w) for w in lang.get("container_heads") or []),
+        personal_words=frozenset(str(w) for w in lang.get("personal_words") or []),
         states=states,
         predicate_only_states=frozenset(str(w) for w in lang.get("predicate_only_states") or []),
         predicate_markers=_phrases(lang.get("predicate_markers") or [], f"{lw}: predicate_markers"),

@@ -51,6 +51,7 @@ class NP:
     words: list[str]                    # singular lower-case head words
     states: list[StateQual] = field(default_factory=list)
     quals: list[RelQual] = field(default_factory=list)
+    personal: bool = False              # about the user: "my favourite fruit"
 
     @property
     def head_text(self) -> str:
@@ -122,6 +123,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     toks = [t.lower() for t in orig]
     orig = list(orig)
     text = " ".join(_strip_lead(list(toks), list(orig), kb.determiners)[0])
+    personal = bool(set(toks) & kb.personal_words)
     states: list[StateQual] = []
     quals: list[RelQual] = []
 
@@ -224,7 +226,8 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         orig = orig[k + 1:] + orig[:k]
     raw = " ".join(orig)
     words = [singular(w) for t in orig for w in split_words(t) if not w.isdigit()]
-    return NP(text=text, raw=raw, words=words, states=states, quals=quals)
+    words = [w for w in words if w not in kb.personal_words] or words
+    return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal)
 
 
 def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual] | None:
