@@ -54,6 +54,7 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
                if f.name in _DESCRIPTIONS) + (
     Param("tool_service", "scene_graph/call_tool", "Service that answers the agent's tool calls"),
     Param("scene_graph_topic", "scene_graph/json", "Scene graph JSON (for the llm_visual_obs baseline)"),
+    Param("status_topic", "scene_graph/status", "Scene graph status (which camera frame the graph reflects)"),
     Param("queue_size", 8, "Goals that may wait while one runs; more are ended with status error"),
     Param("fresh_frame_timeout_s", 3.0, "A check waits for a perception frame newer than the request; "
                                         "none within this time ends it with status error [s]"),
@@ -113,7 +114,7 @@ class IssueDetectorNode(Node):
         self.pub_transcript = self.create_publisher(Transcript, "issue_detector/transcripts", 10)
         self._status: dict = {}
         self._status_cond = threading.Condition()
-        self.create_subscription(String, "scene_graph/status", self._on_status, LATCHED, callback_group=group)
+        self.create_subscription(String, self.p["status_topic"], self._on_status, LATCHED, callback_group=group)
         if settings.method == "llm_visual_obs":
             self.create_subscription(String, self.p["scene_graph_topic"], self._on_graph, LATCHED, callback_group=group)
         self._action = ActionServer(self, DetectIssue, "detect_issue", execute_callback=self._on_execute,

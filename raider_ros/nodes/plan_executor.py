@@ -94,7 +94,7 @@ class PlanExecutorNode(Node):
         return future.result()
 
     def _service(self, client, request, timeout: float):
-        if not client.wait_for_service(timeout_sec=min(timeout, 5.0)):
+        if not client.wait_for_service(timeout_sec=min(timeout / 2, 2.0)):
             raise RuntimeError(f"service {client.srv_name} is not available")
         return self._wait(client.call_async(request), timeout, client.srv_name)
 
@@ -114,10 +114,10 @@ class PlanExecutorNode(Node):
         return Plan(steps, r.plan_text)
 
     def _skill(self, name: str, args: list[str], cancel) -> tuple[bool, str]:
-        if not self.skill_client.wait_for_server(timeout_sec=5.0):
-            raise RuntimeError("the execute_skill action server is not available")
+        if not self.skill_client.wait_for_server(timeout_sec=min(2.0, self.p["skill_timeout_s"] / 2)):
+            raise RuntimeError("the execute_skill action server is not available (is sim_world / the robot up?)")
         handle = self._wait(self.skill_client.send_goal_async(ExecuteSkill.Goal(skill=name, args=list(args))),
-                            10.0, "execute_skill goal")
+                            min(2.0, self.p["skill_timeout_s"] / 2), "the execute_skill action server (goal request)")
         if not handle.accepted:
             return False, f"the robot refused the {name} goal (busy)"
         result_future = handle.get_result_async()

@@ -39,6 +39,8 @@ class RosPipeline:
                  refresh_timeout_s: float = 20.0):
         self.call_timeout_s = call_timeout_s
         self.refresh_timeout_s = refresh_timeout_s
+        self.detector_params = {"backend": backend, **(detector_params or {})}
+        self.toolset = str(self.detector_params.get("toolset", "household"))
         self.graph = NodeGraph(log_dir) if start_graph else None
         self._scene_key: str | None = None
         self._status: dict = {}
@@ -47,7 +49,7 @@ class RosPipeline:
             self.graph.start("sim_world", {"skill_duration_s": 0.0, **(sim_params or {})})
             for name in GRAPH[1:-1]:
                 self.graph.start(name)
-            self.graph.start("issue_detector", {"backend": backend, **(detector_params or {})})
+            self.graph.start("issue_detector", self.detector_params)
             atexit.register(self.close)
         self.context = Context()
         rclpy.init(context=self.context)
@@ -55,6 +57,7 @@ class RosPipeline:
         self.load = self.node.create_client(LoadScene, "sim/load_scene")
         self.setup = self.node.create_client(ApplySetup, "sim/apply_setup")
         self.detect_client = self.node.create_client(DetectIssue, "detect_issue")
+        self._detect_clients = {self.toolset: self.detect_client}
         self.node.create_subscription(String, "scene_graph/json", self._on_graph, LATCHED)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -115,8 +118,24 @@ class RosPipeline:
                 if self.graph is not None:
                     self.graph.check_alive()
 
-    def detect(self, query: str) -> DetectOutcome:
-        r = self._call(self.detect_client, DetectIssue.Request(query=query))
+    def _client_for(self, toolset: str):
+        """The issue detector of a toolset; cases that name another toolset (an optional
+        benchmark key) get their own detector, started on first use in namespace /<toolset>."""
+        if toolset not in self._detect_clients:
+            if self.graph is None:
+                raise PipelineError(f"no issue detector for toolset {toolset!r} in the running graph")
+            ns = "/" + toolset
+            self.graph.start("issue_detector", name=f"issue_detector_{toolset}", namespace=ns, params={
+                **self.detector_params, "toolset": toolset, "tool_service": "/scene_graph/call_tool",
+                "status_topic": "/scene_graph/status", "scene_graph_topic": "/scene_graph/json"})
+            client = self.node.create_client(DetectIssue, f"{ns}/detect_issue")
+            wait_for_services(self.node, [client], 60.0, self.graph)
+            self._detect_clients[toolset] = client
+        return self._detect_clients[toolset]
+
+    def detect(self, query: str, context: str | None = None, toolset: str | None = None) -> DetectOutcome:
+        client = self._client_for(str(toolset or self.toolset))
+        r = self._call(client, DetectIssue.Request(query=query, context=context or ""))
         return DetectOutcome(issue=r.issue or None, explanation=r.explanation, grounding=list(r.grounding),
                              status=r.status, error=r.error or None, llm_turns=r.llm_turns, tool_calls=r.tool_calls,
                              prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
@@ -131,5 +150,6 @@ class RosPipeline:
             self.graph.stop_all()
 
 
-def make_pipeline(backend: str) -> RosPipeline:
-    return RosPipeline(backend)
+def make_pipeline(backend: str, **settings) -> RosPipeline:
+    """``settings`` are issue_detector parameters (``--set method=precond``, ``--set toolset=...``)."""
+    return RosPipeline(backend, detector_params=settings)

@@ -34,7 +34,7 @@ def env(tmp_path_factory):
         graph.start("issue_detector", name="llm_detector", namespace="/llm", params={
             "backend": "openai", "base_url": server.url, "model": "fake-model", "api_key_env": "RAIDER_TEST_NO_KEY",
             "time_limit_s": TIME_LIMIT, "request_timeout_s": 1.0, "max_retries": 1,
-            "tool_service": "/scene_graph/call_tool"})
+            "tool_service": "/scene_graph/call_tool", "status_topic": "/scene_graph/status"})
         client = GraphClient(graph)
         reports: list = []
         transcripts: list = []
@@ -130,7 +130,7 @@ def test_unreachable_llm(env, tmp_path):
     graph.start("issue_detector", name="dead_llm_detector", namespace="/dead", params={
         "backend": "openai", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "RAIDER_TEST_NO_KEY",
         "time_limit_s": TIME_LIMIT, "request_timeout_s": 1.0, "max_retries": 1,
-        "tool_service": "/scene_graph/call_tool"})
+        "tool_service": "/scene_graph/call_tool", "status_topic": "/scene_graph/status"})
     ac, box, done, _ = _goal(client, "pick(Apple)", action="/dead/detect_issue")
     res = _wait(done, box, TIME_LIMIT + 15)
     assert res.status == "error" and "unreachable" in res.error.lower(), res.error
