@@ -157,9 +157,9 @@ class IssueDetectorNode(Node):
         if not st:
             return (f"perception is not running: no scene_graph/status within {timeout:.1f} s "
                     "(is the scene_graph node up?)")
-        return (f"perception is stale: the scene graph reflects no camera frame newer than the request "
-                f"after {timeout:.1f} s (last frame {since - st.get('frame_stamp', 0.0):.1f} s before it; "
-                "are the camera and the perception nodes running?)")
+        return (f"perception is stale: {self.p['status_topic']} reports no camera frame newer than the "
+                f"request after {timeout:.1f} s (last frame {since - st.get('frame_stamp', 0.0):.1f} s before it; "
+                "are the camera, object_detector, depth_distance, spatial_relations and scene_graph running?)")
 
     # ------------------------------------------------------------------ running one check
     def _check(self, query: str, context: str, on_event=None, cancel=lambda: False) -> AgentResult:
