@@ -151,7 +151,9 @@ class IssueDetectorNode(Node):
                 if st.get("frame_stamp", 0.0) >= since and st.get("truth_version", -1) >= st.get("world_version", 0):
                     return None
                 left = end - time.monotonic()
-                if left <= 0 or cancel():
+                if cancel():
+                    return "cancelled while waiting for a fresh perception frame"
+                if left <= 0:
                     break
                 self._status_cond.wait(min(left, 0.1))
         if not st:
