@@ -35,13 +35,13 @@ import queue
 import re
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, TextIO
 
-import yaml
 
 from raider_ros.core.paths import data_dir
+from raider_ros.core.yamlfile import read_yaml
 
 SCENARIO_FORMAT = "raider-scenario/1"
 SETUP_KEYS = ("robot", "objects", "people", "remove", "add")
@@ -164,24 +164,7 @@ def load_scenario(spec: str | Path | Mapping) -> Scenario:
     """A mapping, a file path, or a name under ``data/scenarios``."""
     if isinstance(spec, Mapping):
         return parse_scenario(spec, "<scenario>")
-    p = Path(spec)
-    if not p.is_file():
-        for cand in (scenarios_dir() / f"{spec}.yaml", scenarios_dir() / str(spec)):
-            if cand.is_file():
-                p = cand
-                break
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{spec}: no such scenario file (also looked in {scenarios_dir()})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{p}: cannot read: {exc}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ScenarioError(f"{p}{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    doc, p = read_yaml(spec, folder=scenarios_dir(), what="scenario file", error=ScenarioError)
     return parse_scenario(doc, str(p))
 
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-import yaml
 
 from raider_ros.core.paths import data_dir
+from raider_ros.core.yamlfile import read_yaml
 from raider_ros.executor.pddl_plan import GroundAction, PddlError, PddlTask
 from raider_ros.recovery.plan import SKILL_ACTIONS, ACTIONS
 
@@ -89,25 +89,7 @@ class ActionMapping:
             if not domain_name:
                 raise MappingError("no action mapping given and no domain name to find one by")
             spec = domain_name
-        p = Path(spec)
-        if not p.is_file():
-            for cand in (data_dir() / "executor" / f"{spec}.yaml", data_dir() / "executor" / str(spec)):
-                if cand.is_file():
-                    p = cand
-                    break
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise MappingError(f"{spec}: no such action mapping (looked for a file and for "
-                               f"{data_dir() / 'executor' / f'{spec}.yaml'})") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MappingError(f"{p}: cannot read: {exc}") from None
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f":{mark.line + 1}" if mark is not None else ""
-            raise MappingError(f"{p}{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        doc, p = read_yaml(spec, folder=data_dir() / "executor", what="action mapping", error=MappingError)
         return cls.from_dict(doc, str(p))
 
     @classmethod

@@ -144,7 +144,7 @@ def _parse(text: str, source: str, kind: str) -> Any:
     from pddl.exceptions import PDDLError
     try:
         return _run_parser(kind, text)
-    except UnexpectedEOF as exc:
+    except UnexpectedEOF:
         raise PddlError(f"the {kind} ends too early (a ')' or a section is missing)", source=source,
                         line=_last_line(text)) from None
     except UnexpectedCharacters as exc:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import threading
 
-import yaml
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node

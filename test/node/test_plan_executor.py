@@ -17,7 +17,7 @@ from raider_ros.action import ExecuteSkill, ExecuteTask
 from raider_ros.nodes.human_interface import HumanInterfaceNode
 from raider_ros.nodes.plan_executor import PlanExecutorNode
 from raider_ros.nodes.recovery_planner import RecoveryPlannerNode
-from raider_ros.srv import ApplySetup, DetectIssue, PlanRecovery
+from raider_ros.srv import ApplySetup, DetectIssue
 from support.ros import params, private_context, spinning, wait_future
 
 SCENARIO = {

@@ -13,7 +13,6 @@ the order of the schema's properties).
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import time
