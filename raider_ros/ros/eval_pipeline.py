@@ -151,5 +151,10 @@ class RosPipeline:
 
 
 def make_pipeline(backend: str, **settings) -> RosPipeline:
-    """``settings`` are issue_detector parameters (``--set method=precond``, ``--set toolset=...``)."""
-    return RosPipeline(backend, detector_params=settings)
+    """``settings`` are issue_detector parameters (``--set method=precond``, ``--set toolset=...``).
+    ``--set start_graph=false`` joins a graph that is already running (a robot's, started with
+    ``ros2 launch raider_ros raider.launch.py``) instead of starting the nodes."""
+    start = settings.pop("start_graph", True)
+    if isinstance(start, str):
+        start = start.strip().lower() not in ("false", "0", "no")
+    return RosPipeline(backend, start_graph=bool(start), detector_params=settings)
