@@ -59,6 +59,8 @@ class SceneGraphNode(Node):
         self.frame_version = -1        # world version of the last folded-in frame
         self.truth_version = -1        # world version of the provider's truth
         self._truth_pending = -1
+        self._truth_asked = 0.0
+        self.robot_version = -1        # newest world version announced on robot_state
         self._last_key: bytes | None = None
         self._last_update = 0.0
         self._lock = threading.Lock()
@@ -75,6 +77,7 @@ class SceneGraphNode(Node):
         self.truth_client = self.create_client(GetGroundTruth, "sim/get_ground_truth",
                                                callback_group=MutuallyExclusiveCallbackGroup())
         self.create_subscription(RobotState, "robot_state", self._on_robot_state, LATCHED)
+        self.create_timer(0.25, self._fetch_truth, callback_group=MutuallyExclusiveCallbackGroup())
         if self.p["preload_user_info"]:  # the first query would otherwise wait for the model to load
             threading.Thread(target=self.tools.call, args=("retrieve_user_information", ["warm-up"]),
                              kwargs={"deadline": float("inf")}, daemon=True).start()
@@ -83,27 +86,35 @@ class SceneGraphNode(Node):
 
     # ------------------------------------------------------------------ inputs
     def _on_robot_state(self, msg: RobotState) -> None:
-        if msg.world_version in (self.truth_version, self._truth_pending):
+        self.robot_version = max(self.robot_version, int(msg.world_version))
+        self._fetch_truth()
+
+    def _fetch_truth(self) -> None:
+        """Ask the simulator for its truth when the world moved past the provider's copy; a
+        request that failed or went unanswered for 2 s is sent again (timer)."""
+        if self.robot_version <= self.truth_version:
+            return
+        if self._truth_pending >= 0 and time.monotonic() - self._truth_asked < 2.0:
             return
         if not self.truth_client.service_is_ready():
             self.get_logger().warning("sim/get_ground_truth not available: states and people unknown",
                                       throttle_duration_sec=10.0)
             return
-        self._truth_pending = msg.world_version
+        self._truth_pending, self._truth_asked = self.robot_version, time.monotonic()
         future = self.truth_client.call_async(GetGroundTruth.Request())
-        future.add_done_callback(lambda f, v=msg.world_version: self._on_truth(f, v))
+        future.add_done_callback(self._on_truth)
 
-    def _on_truth(self, future, version: int) -> None:
+    def _on_truth(self, future) -> None:
         res = future.result()
+        self._truth_pending = -1
         if res is None or not res.success:
-            self._truth_pending = -1
             return
         try:
-            self.provider.update(json.loads(res.truth_json))
-            self.truth_version = max(self.truth_version, version)
+            truth = json.loads(res.truth_json)
+            self.provider.update(truth)
+            self.truth_version = max(self.truth_version, int(truth.get("version", res.robot.world_version)))
         except ValueError as exc:
             self.get_logger().error(f"simulator truth rejected: {exc}")
-        self._truth_pending = -1
 
     def _on_frame(self, g: dict) -> None:
         # An unchanged frame (same objects, relations, world and truth) is folded in at most
