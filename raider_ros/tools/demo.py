@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import threading
 import time
@@ -140,6 +141,11 @@ def main(args=None) -> int:
     parser.add_argument("--timeout", type=float, default=150.0, help="seconds per task")
     parser.add_argument("--log-dir", help="keep each node's log here")
     ns = parser.parse_args(args)
+    # a private ROS domain, unless one is chosen: the demo's graph never meets another graph
+    # (a robot's, a test run's, or the remains of an earlier run still known to DDS)
+    if "ROS_DOMAIN_ID" not in os.environ:
+        os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 100))
+    print(f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})", flush=True)
     keys = list(TASKS) if ns.task == "all" else [ns.task]
     ok = True
     for key in keys:
