@@ -17,7 +17,6 @@ writes bench/results/agent_overhead.json. Target: agent_overhead_fraction_200_ob
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -34,6 +33,7 @@ from raider_ros.agent.flow import ProgramFlowManager  # noqa: E402
 from raider_ros.agent.prompt import IssuePrompt  # noqa: E402
 from raider_ros.agent.tokens import count_tokens  # noqa: E402
 from raider_ros.agent.tools import FunctionTools, ToolFailure  # noqa: E402
+from figures import write_figures  # noqa: E402
 
 N_OBJECTS = 200
 TYPES = ["Apple", "Mug", "Bowl", "Knife", "Plate", "Cup", "Pan", "Egg", "Bread", "Tomato"]
@@ -182,13 +182,7 @@ def main() -> None:
         "runs": a.runs,
     }
     figures = {k: round(float(v), 5) for k, v in figures.items()}
-    width = max(len(k) for k in figures)
-    for k, v in figures.items():
-        print(f"{k:<{width}}  {v}")
-    out = ROOT / "bench" / "results" / "agent_overhead.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=1) + "\n")
-    print(f"wrote {out}")
+    write_figures("agent_overhead", figures)
 
 
 if __name__ == "__main__":

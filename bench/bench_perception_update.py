@@ -5,7 +5,6 @@ as the nodes do it; median wall and CPU time of several runs after a warm-up. Wr
 bench/results/perception_update.json (target: <= 200 ms)."""
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -21,6 +20,7 @@ from raider_ros.core.render import render  # noqa: E402
 from raider_ros.perception.pipeline import PerceptionPipeline  # noqa: E402
 from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
+from figures import write_figures  # noqa: E402
 
 RUNS = 9
 
@@ -54,9 +54,4 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    out = main()
-    results = ROOT / "bench" / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "perception_update.json").write_text(json.dumps(out, indent=1) + "\n")
-    for k, v in out.items():
-        print(f"{k:36s} {v}")
+    write_figures("perception_update", main())

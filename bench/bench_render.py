@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import statistics
 import sys
@@ -34,6 +33,7 @@ from raider_ros.core.paths import scenes_dir  # noqa: E402
 from raider_ros.core.render import Renderer  # noqa: E402
 from raider_ros.core.scene import Scene, SceneObject, load_scene  # noqa: E402
 from raider_ros.core.world import SimWorld  # noqa: E402
+from figures import write_figures  # noqa: E402
 
 
 def median_ms(fn, runs: int) -> float:
@@ -124,13 +124,7 @@ def main() -> int:
 
     results["skill_move_to_with_reset_ms"] = median_ms(move, max(3, args.runs // 3))
 
-    width = max(len(k) for k in results)
-    for k, v in results.items():
-        print(f"{k:<{width}}  {v}")
-    out = ROOT / "bench" / "results" / "render.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {out}")
+    write_figures("render", results)
     return 0
 
 

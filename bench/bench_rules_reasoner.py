@@ -16,7 +16,6 @@ bench/results/rules_reasoner.json.
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -38,6 +37,7 @@ from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
 from raider_ros.perception.tools import ToolBox  # noqa: E402
 from support.fake_tools import SceneTools  # noqa: E402
+from figures import write_figures  # noqa: E402
 
 _EXAMPLES = "benchmark/examples"   # shared/ lies beside the repository
 SETS = {"examples": next((p / "shared" / _EXAMPLES for p in ROOT.parents if (p / "shared" / _EXAMPLES).is_dir()),
@@ -114,12 +114,7 @@ def main() -> None:
         "rules_tool_calls_mean": round(float(np.mean([r["calls"] for r in truth])), 3),
         **{f"cases_{scope}": float(sum(1 for r in truth if r["set"] == scope)) for scope in SETS},
     })
-    for k, v in figures.items():
-        print(f"{k:36s} {v}")
-    out = ROOT / "bench" / "results" / "rules_reasoner.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=1) + "\n")
-    print(f"wrote {out}")
+    write_figures("rules_reasoner", figures)
 
 
 if __name__ == "__main__":

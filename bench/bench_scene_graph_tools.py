@@ -15,7 +15,6 @@ writes bench/results/scene_graph_tools.json (a flat object of named numbers).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -31,6 +30,7 @@ from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
 from raider_ros.perception.tools import TOOL_PARAMS, ToolBox  # noqa: E402
 from raider_ros.perception.types import RELATIONS, PerceivedObject, Relation  # noqa: E402
+from figures import write_figures  # noqa: E402
 
 POINTS = 600
 TYPES = ["Apple", "Mug", "Bowl", "Knife", "Plate", "Cup", "Pan", "Egg", "Bread", "Tomato"]
@@ -170,13 +170,7 @@ def main() -> None:
         figures["user_info_query_median_ms"] = _ms(s)[0]
 
     figures = {k: round(float(v), 4) for k, v in figures.items()}
-    width = max(len(k) for k in figures)
-    for k, v in figures.items():
-        print(f"{k:<{width}}  {v}")
-    out = ROOT / "bench" / "results" / "scene_graph_tools.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=1) + "\n")
-    print(f"wrote {out}")
+    write_figures("scene_graph_tools", figures)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ default kitchen scene. Prints and writes bench/results/tool_rtt.json:
 tool_rtt_p50_ms, tool_rtt_p99_ms (targets: <= 3 and <= 10)."""
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import threading
@@ -19,6 +18,7 @@ sys.path.insert(0, str(ROOT / "test"))
 from raider_ros.ros.graph import NodeGraph  # noqa: E402
 from raider_ros.srv import CallTool  # noqa: E402
 from support.graph import PERCEPTION, GraphClient  # noqa: E402
+from figures import write_figures  # noqa: E402
 
 CALLS = 1000
 # a realistic mix of the household tools
@@ -61,9 +61,4 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    res = main()
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "tool_rtt.json").write_text(json.dumps(res, indent=1) + "\n")
-    for k, v in res.items():
-        print(f"{k:24s} {v}")
+    write_figures("tool_rtt", main())
