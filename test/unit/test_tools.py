@@ -457,3 +457,24 @@ def test_tools_on_a_rendered_scene():
     assert ok(tb, "dist_to_target", "knife")["held_by_robot"] is True
     assert fail(tb, "get_obj_state", "pear").data["error"] == "not found"
     json.loads(graph.to_json())
+
+
+# --------------------------------------------------------------------------- people out of view
+def test_a_person_seen_earlier_is_still_known_when_out_of_view():
+    person = perceived("Person_1", [1.8, -1.0, 0.85], [0.45, 0.35, 1.7], person=True, step=0.1)
+    truth = copy.deepcopy(TRUTH)
+    truth["people"] = [{"id": "Person_1", "name": None, "center": [1.8, -1.0, 0.85], "size": [0.45, 0.35, 1.7],
+                        "state": {"looking_at_robot": False, "hands_free": True}}]
+    things = [o for o in kitchen_result().objects.values() if not o.is_person]
+    tb, graph, provider = make([*things, person], truth=truth)
+    assert ok(tb, "check_humans_around") == ["Person_1"]
+    graph.update(result(things), provider, stamp=2.0)             # the robot turned away
+    assert ok(tb, "check_humans_around") == ["Person_1"]
+    assert ok(tb, "recognize_humans") == {"Person_1": None}
+    d = ok(tb, "dist_robot_to_human", "Person_1")
+    assert d["in_view"] is False and d["distance_m"] == pytest.approx(math.hypot(1.8, 1.0) - 0.175, abs=0.15)
+    assert ok(tb, "check_free_path", "Person_1")["target"] == "Person_1"
+    fail(tb, "detect_human_gaze", "Person_1")                      # gaze needs the person in view
+    truth["people"][0]["name"] = "Adriana"                         # she said who she is
+    provider.update(truth)
+    assert ok(tb, "recognize_humans") == {"Person_1": "Adriana"}
