@@ -26,7 +26,10 @@ format v1; every threshold is a field of :class:`RelationParams`.
 * ``blocking``: (a) A hides an estimated ``block_fraction`` or more of B: for A's pixels inside
   the image rectangle of B's box, a ray is cast against B's box; pixels where the ray meets
   B's box beyond A's depth count as hidden (unless another object's box lies between), and the
-  fraction is hidden / (B's visible pixels + hidden). (b) Or A comes within ``path_corridor_m``
+  fraction is hidden / (B's visible pixels + hidden). B's box holds only what is seen, so when a
+  whole side of B's mask is cut by nearer objects, B is continued behind them
+  (:meth:`RelationEngine.side_continuation`) and those pixels of A count as hidden too.
+  (b) Or A comes within ``path_corridor_m``
   of the floor segment from the robot base to the nearest point of B's footprint, unless A
   carries or contains B (see :meth:`RelationEngine.carries`).
 * ``near``: the gap between the two boxes is below ``near_gap_m`` (the spec's 0.15 m).
@@ -35,8 +38,10 @@ Boxes of visible points can only be smaller than the true ones (hidden parts are
 the contact, clearance and footprint tests lean by a centimetre or two towards the hidden side
 (``contact_m``, ``clearance_m`` 4.5 cm against the spec's 3 cm, ``footprint_tolerance_m``), and
 an object whose bottom is hidden is first extended down to its support
-(:meth:`RelationEngine._complete_bottoms`). Known limit: nothing completes an object hidden at
-its side, so an occluder beside the target's visible part is under-counted by (a).
+(:meth:`RelationEngine._complete_bottoms`). An object hidden at its side is continued in the
+image only (:meth:`RelationEngine.side_continuation`): how far it reaches behind the occluder
+cannot be seen, so the occluder's pixels next to it are taken as an upper bound, which can
+overstate the share hidden when the target's edge lies just behind the occluder's.
 
 Evidence values that lie beyond their threshold may be bounds rather than exact figures
 (``hidden_fraction`` under the threshold, ``path_distance_m`` far from the path).
@@ -72,10 +77,17 @@ class RelationParams:
     bottom_occluded_fraction: float = 0.3  # completion: share of the bottom edge that must be hidden
     support_tolerance_m: float = 0.01      # completion: a support's top may be this much above A's lowest point
     floor_snap_m: float = 0.4        # completion: with no support seen, a bottom this low goes to the floor
+    floor_types: tuple[str, ...] = ("Chair", "Table", "Desk", "Sofa", "Couch", "Bed", "Stool", "Bench", "Person")
+    # completion: with no support seen, objects whose label ends with one of these (DiningTable,
+    # Wheelchair, Workbench ...) stand on the floor, however high their visible bottom
     footprint_tolerance_m: float = 0.02   # on top of, above: footprints grown by this (seen boxes only shrink)
     near_gap_m: float = 0.15         # near: box gap below this (the spec's value)
     block_fraction: float = 0.2      # blocking: estimated share of B that A hides
     occlusion_depth_m: float = 0.01  # blocking: B's box must reach this far behind A's surface
+    side_occluded_fraction: float = 0.9   # blocking: share of B's extreme rows (columns) on one side that
+                                          # nearer objects (or the image border) must cut to continue B there
+    side_cut_share: float = 0.5      # blocking: ... and share of all of that side's rows (columns)
+    side_extreme_px: int = 2         # blocking: rows ending this close to B's extreme column are extreme
     path_corridor_m: float = 0.3     # blocking: distance to the floor path below this
 
 
@@ -115,7 +127,10 @@ class RelationEngine:
         self._hulls: dict[int, Any] = {}
         self._raster: tuple[np.ndarray, np.ndarray] | None = None
         self._rects: dict[int, tuple[int, int, int, int] | None] = {}
+        self._sides: dict[int, dict[int, np.ndarray]] = {}
+        self._boxes: tuple[np.ndarray, ...] | None = None
         self.seen_bottom = self.lo[:, 2].copy()     # lowest visible point of each object
+        self._floor_types = tuple(t.lower() for t in params.floor_types)
         self.bottom_occluders: list[set[int]] = [set() for _ in range(n)]
         if camera is not None and params.complete_bottoms:
             self._complete_bottoms()
@@ -149,9 +164,11 @@ class RelationEngine:
         """Amodal completion downwards: an object whose lowest pixels border on a nearer object
         (or on the image's lower edge) has its bottom hidden; its box is extended down to the
         top of the highest object seen under it; with none seen, to the floor (z = 0) when its
-        visible bottom is low (``floor_snap_m``). Things rest on something; a higher object with
-        nothing seen under it (wall-mounted, or its support out of view) keeps its visible
-        bottom."""
+        visible bottom is low (``floor_snap_m``) or its kind stands on the floor
+        (``floor_types``: a chair whose legs the image's lower edge cuts off). Things rest on
+        something; any other higher object with nothing seen under it (wall-mounted, or its
+        support out of view) keeps its visible bottom: the view alone cannot tell a wall-hung
+        cabinet cut by the image's lower edge from one standing on the floor."""
         lab, zmap = self._raster_maps()
         h = lab.shape[0]
         p = self.params
@@ -178,8 +195,8 @@ class RelationEngine:
             under[k] = False
             if under.any():
                 self.lo[k, 2] = min(lo[2], float(self.hi[under, 2].max()))
-            elif lo[2] <= p.floor_snap_m:   # low, nothing seen under it: it stands on the floor
-                self.lo[k, 2] = min(lo[2], 0.0)
+            elif lo[2] <= p.floor_snap_m or it.obj.label.lower().endswith(self._floor_types):
+                self.lo[k, 2] = min(lo[2], 0.0)   # low, or a kind that stands: on the floor
 
     def _hull(self, j: int):
         if j not in self._hulls:
@@ -263,12 +280,36 @@ class RelationEngine:
         return self._side(I, J, False)
 
     def _blocking(self, I, J):
-        hidden = np.array([self.hidden_fraction(i, j) for i, j in zip(I, J)])
+        may = self._may_hide(I, J)
+        hidden = np.array([self.hidden_fraction(i, j) if m else 0.0 for i, j, m in zip(I, J, may)])
         path = np.array([self.path_distance(i, j) for i, j in zip(I, J)])
         holds = (hidden >= self.params.block_fraction) | (path < self.params.path_corridor_m)
         return holds, {"hidden_fraction": hidden, "path_distance_m": path}
 
     # ------------------------------------------------------------------ blocking parts
+    def _may_hide(self, I: np.ndarray, J: np.ndarray) -> np.ndarray:
+        """Pairs where A can hide part of B on box tests alone: A's nearest point is nearer than
+        B's farthest corner, and A's pixel box meets the image rectangle of B's box or borders
+        B's pixel box (B continued sideways, :meth:`side_continuation`)."""
+        if self.camera is None or not len(I):
+            return np.zeros(len(I), bool)
+        if self._boxes is None:
+            n = len(self._items)
+            b = np.array([it.obj.bbox for it in self._items], float).reshape(n, 4)
+            rects = np.array([self._rect(j) or (0, 0, 0, 0) for j in range(n)], float).reshape(n, 4)
+            first = np.array([it.obj.distance_m for it in self._items])      # A's nearest point
+            far = np.linalg.norm(np.maximum(np.abs(self.lo - self.camera.position),
+                                            np.abs(self.hi - self.camera.position)), axis=1)  # B's farthest corner
+            self._boxes = (b, rects, first, far)
+        b, rects, first, far = self._boxes
+        meet = ((b[I, 0] < rects[J, 2]) & (rects[J, 0] <= b[I, 2]) &
+                (b[I, 1] < rects[J, 3]) & (rects[J, 1] <= b[I, 3]))
+        touch = np.all((b[I, :2] <= b[J, 2:] + 1) & (b[J, :2] <= b[I, 2:] + 1), axis=1)
+        beside = touch & ~meet
+        if beside.any():
+            beside[beside] = [i in self.side_continuation(j) for i, j in zip(I[beside], J[beside])]
+        return (meet | beside) & (first[I] < far[J])
+
     def path_distance(self, i: int, j: int) -> float:
         """Distance of A's box to the floor path to B; inf when A carries B or there is no base."""
         if self.base is None or self.carries(i, j):
@@ -322,47 +363,145 @@ class RelationEngine:
         """Estimated share of B (index j) that A (index i) hides; 0 without a camera.
 
         Pixels of A whose ray meets B's box behind A count as hidden, unless the box of another
-        object lies between A and B there (without A, that object would show). When the count
-        stays under ``block_fraction`` before that discount, the discount is skipped: the value
-        is then an upper bound, and the answer (not blocking) the same."""
+        object lies between A and B there (without A, that object would show). So do the pixels
+        of A where B is continued past a wholly cut side (:meth:`side_continuation`). When the
+        count stays under ``block_fraction`` before the discount, the discount is skipped: the
+        value is then an upper bound, and the answer (not blocking) the same."""
         if self.camera is None or i == j:
             return 0.0
+        a = self._items[i].obj
+        if a.pixels is None or not len(a.pixels):
+            return 0.0
+        ba, bb = a.bbox, self._items[j].obj.bbox   # only a neighbour of B's pixels can hide its continuation
+        touch = ba[0] <= bb[2] + 1 and bb[0] <= ba[2] + 1 and ba[1] <= bb[3] + 1 and bb[1] <= ba[3] + 1
+        side = self.side_continuation(j).get(i) if touch else None
+        ray = self._ray_hidden(i, j, 0 if side is None else len(side))
+        n = len(ray) if side is None else len(np.union1d(ray, side))
+        visible = self._items[j].obj.valid_depth_pixels
+        return n / (visible + n) if n else 0.0
+
+    def _ray_hidden(self, i: int, j: int, extra: int = 0) -> np.ndarray:
+        """Linear image indices of A's pixels whose ray meets B's box behind A's surface, less
+        those where another object's box lies between A's surface and B (skipped when even with
+        ``extra`` more hidden pixels the share stays under ``block_fraction``)."""
+        none = np.zeros(0, np.intp)
         rect = self._rect(j)
         a = self._items[i].obj
-        if rect is None or a.pixels is None or not len(a.pixels):
-            return 0.0
+        if rect is None:
+            return none
         u0, v0 = max(rect[0], a.bbox[0]), max(rect[1], a.bbox[1])
         u1, v1 = min(rect[2], a.bbox[2] + 1), min(rect[3], a.bbox[3] + 1)
         if u0 >= u1 or v0 >= v1:
-            return 0.0
+            return none
         lab, zmap = self._raster_maps()
         vv, uu = np.nonzero(lab[v0:v1, u0:u1] == i)
         if not len(uu):
-            return 0.0
+            return none
         uu, vv = uu + u0, vv + v0
         za = zmap[vv, uu].astype(float)
-        cam = self.camera
-        d = np.stack([(uu - cam.cx) / cam.fx, (vv - cam.cy) / cam.fy, np.ones(len(uu))], axis=1) @ cam.rotation.T
+        d = self._rays(uu, vv)
         t_in, t_out = self._slab(d, j)
         eps = self.params.occlusion_depth_m
         hidden = (t_out > t_in) & (t_out > za + eps)
         visible = self._items[j].obj.valid_depth_pixels
-        raw = int(np.count_nonzero(hidden))
-        if raw and raw / (visible + raw) >= self.params.block_fraction:
+        idx = np.flatnonzero(hidden)
+        if len(idx) and (len(idx) + extra) / (visible + len(idx) + extra) >= self.params.block_fraction:
             # without A, another object whose box lies between A's surface and B would show there
-            t_b = np.maximum(t_in, za)
+            d, za, t_b = d[:, idx], za[idx], np.maximum(t_in[idx], za[idx])
             for k in self._rect_overlaps((u0, v0, u1, v1), exclude=(i, j)):
                 c_in, c_out = self._slab(d, k)
-                hidden &= ~((c_out > c_in) & (c_out > za + eps) & (c_in < t_b))
-        n = int(np.count_nonzero(hidden))
-        return n / (visible + n) if n else 0.0
+                free = ~((c_out > c_in) & (c_out > za + eps) & (c_in < t_b))
+                idx, d, za, t_b = idx[free], d[:, free], za[free], t_b[free]
+        return vv[idx] * self.camera.width + uu[idx]
+
+    def _rays(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """World directions of the camera rays through pixels (u, v), scaled to optical z = 1,
+        as a (3, N) array."""
+        cam = self.camera
+        return cam.rotation @ np.stack([(u - cam.cx) / cam.fx, (v - cam.cy) / cam.fy, np.ones(len(u))])
+
+    def side_continuation(self, j: int) -> dict[int, np.ndarray]:
+        """Where B (index j) may continue behind nearer objects: {object index: linear image
+        indices of its pixels}.
+
+        Amodal completion sideways. Take B's mask row by row: where (nearly, by
+        ``side_occluded_fraction``) every row that reaches B's leftmost column ends there at the
+        pixels of a nearer object (or at the image border), and so do at least ``side_cut_share``
+        of all rows, B's left edge is not its own but the occluders', and B may go on behind
+        them; likewise for the right, and for the top, column by column. A side whose extreme
+        rows end freely shows B's own outline, and its corners are left to the ray cast of
+        :meth:`hidden_fraction`. B is continued through the occluder's pixels that
+        follow its edge in that row (the run of the occluder's label), where B's surface, taken
+        at the depth of its edge, lies behind the occluder's box rather than inside it (solids
+        do not interpenetrate: a box standing beside B, not in front of it, hides nothing)."""
+        if j in self._sides:
+            return self._sides[j]
+        out: dict[int, list[np.ndarray]] = {}
+        lab, zmap = self._raster_maps()
+        h, w = lab.shape
+        u0, v0, u1, v1 = self._items[j].obj.bbox
+        mine = lab[v0:v1 + 1, u0:u1 + 1] == j
+        rows, cols = np.flatnonzero(mine.any(axis=1)), np.flatnonzero(mine.any(axis=0))
+        if not len(rows):
+            self._sides[j] = {}
+            return self._sides[j]
+        p, eps = self.params, self.params.occlusion_depth_m
+        # B's edge pixels on its left, right and top side (0, 1, 2), and their outer neighbours
+        ends = (u0 + mine.argmax(axis=1)[rows], u0 + mine.shape[1] - 1 - mine[:, ::-1].argmax(axis=1)[rows],
+                v0 + mine.argmax(axis=0)[cols])
+        side = np.repeat([0, 1, 2], [len(rows), len(rows), len(cols)])
+        ev = np.concatenate([rows + v0, rows + v0, ends[2]])
+        eu = np.concatenate([ends[0], ends[1], cols + u0])
+        dv, du = np.array([0, 0, -1])[side], np.array([-1, 1, 0])[side]
+        nv, nu = ev + dv, eu + du
+        inside = (nv >= 0) & (nu >= 0) & (nv < h) & (nu < w)
+        nv, nu = np.where(inside, nv, 0), np.where(inside, nu, 0)
+        nb = np.where(inside, lab[nv, nu], -1)
+        zb = zmap[ev, eu].astype(float)
+        with np.errstate(invalid="ignore"):
+            cut = inside & (nb >= 0) & (nb != j) & (zmap[nv, nu] < zb - eps)
+        if not cut.any():
+            self._sides[j] = {}
+            return self._sides[j]
+        shut = cut | ~inside
+        # the lines that reach B's extreme column (row) on that side: slanted or round outlines
+        # end short of it
+        extreme = np.concatenate([np.abs(e - (e.max() if k == 1 else e.min())) <= p.side_extreme_px
+                                  for k, e in enumerate(ends)])
+        lines = np.bincount(side, minlength=3)
+        open_side = (np.bincount(side, cut, 3) > 0) & \
+            (np.bincount(side, shut & extreme, 3) >= p.side_occluded_fraction * np.bincount(side, extreme, 3)) & \
+            (np.bincount(side, shut, 3) >= p.side_cut_share * lines)
+        go = cut & open_side[side]
+        if go.any():
+            # B goes on through the occluder's pixels that follow its edge on that line
+            nv, nu, k, zc, dv, du = nv[go], nu[go], nb[go], zb[go], dv[go], du[go]
+            n = np.concatenate([_run_lengths(lab, nv[sel], nu[sel], k[sel], dv[sel][0], du[sel][0])
+                                for sel in (side[go] == s for s in range(3)) if sel.any()])
+            order = np.argsort(side[go], kind="stable")
+            nv, nu, k, zc, dv, du = nv[order], nu[order], k[order], zc[order], dv[order], du[order]
+            line = np.repeat(np.arange(len(n)), n)
+            step = np.arange(len(line)) - np.repeat(np.cumsum(n) - n, n)      # 0 .. n-1 per line
+            pv, pu, k, zc = nv[line] + dv[line] * step, nu[line] + du[line] * step, k[line], zc[line]
+            behind = zmap[pv, pu] < zc - eps
+            d = self._rays(pu, pv)
+            for o in np.unique(k):
+                sel = (k == o) & behind
+                t_in, t_out = self._slab(d[:, sel], int(o))
+                within = (t_out > t_in) & (zc[sel] >= t_in - eps) & (zc[sel] <= t_out + eps)
+                out.setdefault(int(o), []).append((pv[sel] * w + pu[sel])[~within])
+        self._sides[j] = {o: np.unique(np.concatenate(v)) for o, v in out.items()}
+        return self._sides[j]
 
     def _slab(self, d: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray]:
-        """Entry and exit depth of camera rays ``d`` (optical z = 1) through box j."""
+        """Entry and exit depth of camera rays ``d`` ((3, N), optical z = 1) through box j; an
+        axis the ray runs along inside the box's slab (0 / 0) does not bound it."""
+        o = self.camera.position[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
-            t1 = (self.lo[j] - self.camera.position) / d
-            t2 = (self.hi[j] - self.camera.position) / d
-        return np.nanmax(np.minimum(t1, t2), axis=1), np.nanmin(np.maximum(t1, t2), axis=1)
+            t1 = (self.lo[j][:, None] - o) / d
+            t2 = (self.hi[j][:, None] - o) / d
+        near, far = np.minimum(t1, t2), np.maximum(t1, t2)
+        return np.fmax(np.fmax(near[0], near[1]), near[2]), np.fmin(np.fmin(far[0], far[1]), far[2])
 
     def _rect_overlaps(self, r: tuple[int, int, int, int], exclude: tuple[int, ...]) -> list[int]:
         out = []
@@ -426,16 +565,7 @@ class RelationEngine:
     def _prefilter(self, relation: str, I: np.ndarray, J: np.ndarray):
         """Drop pairs that cannot hold on box tests alone (the exact test follows)."""
         if relation == "blocking":
-            keep = self.lo[I, 2] < self.params.path_corridor_m
-            if self.camera is not None:   # A's pixel box must meet B's, grown by B's hidden part
-                b = np.array([it.obj.bbox for it in self._items], float).reshape(-1, 4)
-                rects = np.array([self._rect(j) or (0, 0, 0, 0) for j in range(len(self._items))], float).reshape(-1, 4)
-                first = np.array([it.obj.distance_m for it in self._items])      # A's nearest point
-                far = np.linalg.norm(np.maximum(np.abs(self.lo - self.camera.position),
-                                                np.abs(self.hi - self.camera.position)), axis=1)  # B's farthest corner
-                meet = ((b[I, 0] < rects[J, 2]) & (rects[J, 0] <= b[I, 2]) &
-                        (b[I, 1] < rects[J, 3]) & (rects[J, 1] <= b[I, 3]) & (first[I] < far[J]))
-                keep |= meet
+            keep = (self.lo[I, 2] < self.params.path_corridor_m) | self._may_hide(I, J)
             return I[keep], J[keep]
         if relation in ("inside", "on top of", "above", "below", "near"):
             g = self.params.near_gap_m if relation == "near" else \
@@ -443,6 +573,21 @@ class RelationEngine:
             keep = np.all((self.lo[I, :2] <= self.hi[J, :2] + g) & (self.lo[J, :2] <= self.hi[I, :2] + g), axis=1)
             return I[keep], J[keep]
         return I, J
+
+
+def _run_lengths(lab: np.ndarray, v: np.ndarray, u: np.ndarray, k: np.ndarray, dv: int, du: int) -> np.ndarray:
+    """How many pixels of label ``k`` follow one another in ``lab`` from (v, u) on, stepping
+    by (dv, du) (one of left, right, up), per start pixel."""
+    if dv:   # up the columns
+        band, pos, idx = lab[:, u].T, v, np.arange(lab.shape[0])
+    else:
+        band, pos, idx = lab[v, :], u, np.arange(lab.shape[1])
+    other = band != k[:, None]
+    if dv + du < 0:
+        stop = np.where(other & (idx <= pos[:, None]), idx, -1).max(axis=1)
+        return pos - stop
+    stop = np.where(other & (idx >= pos[:, None]), idx, len(idx)).min(axis=1)
+    return stop - pos
 
 
 def _scalar(v: Any) -> Any:
