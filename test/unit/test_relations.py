@@ -94,6 +94,63 @@ def test_blocking_by_occlusion_and_by_the_floor_path():
     assert floor_only["blocking"] == ["Chair_1"]
 
 
+def test_blocking_by_side_occlusion():
+    # the bottle stands half a width aside in front of the glass: the glass's visible half shows
+    # nothing of what is hidden, its whole left side is cut by the nearer bottle
+    glass = obj("WineGlass_1", [1.2, 0.0, 0.89], [0.08, 0.08, 0.18], shape="cylinder")
+    bottle = obj("WineBottle_1", [1.08, 0.04, 0.96], [0.08, 0.08, 0.32], shape="cylinder")
+    scene, f, res = perceive(TABLE, glass, bottle)
+    truth = OracleGeometry(scene, frame=f).answer("WineBottle_1", "blocking", "WineGlass_1")
+    assert truth.holds and not truth.borderline
+    ok, ev = res.engine.evaluate("WineBottle_1", "blocking", "WineGlass_1")
+    assert ok and ev["hidden_fraction"] >= 0.4 and ev["path_distance_m"] > 0.3
+    assert holds(res, "WineBottle_1", "blocking", "WineGlass_1")
+    assert res.engine.related("blocking", "WineGlass_1")[0].subject == "WineBottle_1"
+    assert not holds(res, "WineGlass_1", "blocking", "WineBottle_1")
+    # the glass's box holds only its visible half: without the continuation nothing is hidden
+    seen_only = RelationEngine(res.objects, f.camera, RelationParams(side_occluded_fraction=1.01))
+    assert not seen_only.evaluate("WineBottle_1", "blocking", "WineGlass_1")[0]
+
+
+def test_no_side_continuation_into_a_neighbour_beside_it():
+    # the coffee machine stands beside the microwave, a little nearer: it borders the microwave's
+    # whole left side in the image, but the microwave cannot go on inside the machine's box
+    counter = obj("CounterTop_1", [1.5, -0.675, 0.45], [2.4, 0.65, 0.9])
+    micro = obj("Microwave_1", [2.35, -0.81, 1.05], [0.46, 0.36, 0.3])
+    coffee = obj("CoffeeMachine_1", [2.52, -0.49, 1.09], [0.22, 0.26, 0.38])
+    scene = parse_scene({"format": "raider-scene/1", "name": "t", "robot": {"pose": [0, 0, -15]},
+                         "objects": [counter, micro, coffee]})
+    f = render(scene)
+    res = PerceptionPipeline("sim").process(f.rgb, f.depth, f.instance, f.labels, f.camera)
+    truth = OracleGeometry(scene, frame=f).answer("CoffeeMachine_1", "blocking", "Microwave_1")
+    assert not truth.holds and not truth.borderline
+    ok, ev = res.engine.evaluate("CoffeeMachine_1", "blocking", "Microwave_1")
+    assert not ok and ev["hidden_fraction"] < 0.1
+
+
+def test_floor_path_blocked_by_a_chair_cut_by_the_image_edge():
+    # the chair beside the robot shows only its top part, the image's lower edge cuts its legs
+    # off; a chair stands on the floor, so it lies across the floor path to the mug. A
+    # wall-hung cabinet in the same place looks the same but is completed no lower
+    desk = obj("Desk_1", [1.0, 0, 0.375], [1.2, 1.2, 0.75])
+    mug = obj("Mug_1", [0.5, -0.28, 0.8], [0.09, 0.09, 0.1], shape="cylinder")
+    for other, size, z, blocks in (("Chair_1", [0.5, 0.5, 0.9], 0.45, True), ("Cabinet_1", [0.5, 0.5, 0.3], 0.7, False)):
+        scene, f, res = perceive(desk, mug, obj(other, [0.14, -0.5, z], size))
+        truth = OracleGeometry(scene, frame=f).answer(other, "blocking", "Mug_1")
+        assert truth.holds is blocks and not truth.borderline
+        eng = res.engine
+        k = eng.index[other]
+        assert res.objects[other].bbox[3] == f.camera.height - 1 and eng.seen_bottom[k] > 0.5
+        assert eng.lo[k, 2] == (0.0 if blocks else eng.seen_bottom[k])
+        ok, ev = eng.evaluate(other, "blocking", "Mug_1")
+        assert ok is blocks and (ev["path_distance_m"] < 0.1) is blocks
+        assert holds(res, other, "blocking", "Mug_1") is blocks
+    # the kinds that stand on the floor are a parameter
+    scene, f, res = perceive(desk, mug, obj("Chair_1", [0.14, -0.5, 0.45], [0.5, 0.5, 0.9]))
+    assert not RelationEngine(res.objects, f.camera, RelationParams(floor_types=()),
+                              robot_xy=(0, 0)).evaluate("Chair_1", "blocking", "Mug_1")[0]
+
+
 def test_perception_agrees_with_the_oracle_on_the_example_kitchen():
     scene = load_scene(EXAMPLE)
     f = render(scene)
