@@ -66,10 +66,14 @@ def floor_path_distance(base_xy, target_lo, target_hi, lo, hi) -> float:
     return math.hypot(dxy, dz)
 
 
-def carries(a_lo, a_hi, b_lo, b_hi) -> bool:
-    """A carries or contains B: B's centre lies over A's footprint and A's bottom is not above B's."""
-    c = (np.asarray(b_lo) + np.asarray(b_hi)) / 2.0
-    return bool(a_lo[0] <= c[0] <= a_hi[0] and a_lo[1] <= c[1] <= a_hi[1] and a_lo[2] <= b_lo[2] + 1e-9)
+def carries(a_lo, a_hi, b_lo, b_hi):
+    """A carries or contains B: B's centre lies over A's footprint and A's bottom is not above B's.
+    Boxes given as (3,) arrays give a bool; stacks of boxes, (N, 3), give a bool array."""
+    a_lo, a_hi, b_lo = np.asarray(a_lo), np.asarray(a_hi), np.asarray(b_lo)
+    c = (b_lo + np.asarray(b_hi)) / 2.0
+    out = np.all((a_lo[..., :2] <= c[..., :2]) & (c[..., :2] <= a_hi[..., :2]), axis=-1) & \
+        (a_lo[..., 2] <= b_lo[..., 2] + 1e-9)
+    return bool(out) if out.ndim == 0 else out
 
 
 def box_corners(lo, hi) -> np.ndarray:

@@ -282,7 +282,7 @@ class RelationEngine:
     def _blocking(self, I, J):
         may = self._may_hide(I, J)
         hidden = np.array([self.hidden_fraction(i, j) if m else 0.0 for i, j, m in zip(I, J, may)])
-        path = np.array([self.path_distance(i, j) for i, j in zip(I, J)])
+        path = self._path_distances(I, J)
         holds = (hidden >= self.params.block_fraction) | (path < self.params.path_corridor_m)
         return holds, {"hidden_fraction": hidden, "path_distance_m": path}
 
@@ -312,24 +312,37 @@ class RelationEngine:
 
     def path_distance(self, i: int, j: int) -> float:
         """Distance of A's box to the floor path to B; inf when A carries B or there is no base."""
-        if self.base is None or self.carries(i, j):
-            return float("inf")
-        if self.lo[i, 2] >= self.params.path_corridor_m:   # too high to reach the floor path
-            return float(self.lo[i, 2])
-        far = np.maximum(np.maximum(self.lo[i, :2] - np.maximum(self.base, self.hi[j, :2]),
-                                    np.minimum(self.base, self.lo[j, :2]) - self.hi[i, :2]), 0.0)
-        if np.hypot(*far) >= self.params.path_corridor_m:  # far from the box around the whole path
-            return float(np.hypot(*far))
-        return floor_path_distance(self.base, self.lo[j], self.hi[j], self.lo[i], self.hi[i])
+        return float(self._path_distances(np.array([i]), np.array([j]))[0])
+
+    def _path_distances(self, I: np.ndarray, J: np.ndarray) -> np.ndarray:
+        """:meth:`path_distance` of each pair; pairs whose box tests put A far from the path
+        get that bound (A's bottom height, or its distance from the box around the whole path)."""
+        out = np.full(len(I), np.inf)
+        if self.base is None or not len(I):
+            return out
+        lo, hi, corridor = self.lo, self.hi, self.params.path_corridor_m
+        free = ~self._carries(I, J)
+        high = free & (lo[I, 2] >= corridor)              # too high to reach the floor path
+        out[high] = lo[I[high], 2]
+        far = np.hypot(*np.maximum(np.maximum(lo[I, :2] - np.maximum(self.base, hi[J, :2]),
+                                              np.minimum(self.base, lo[J, :2]) - hi[I, :2]), 0.0).T)
+        away = free & ~high & (far >= corridor)           # far from the box around the whole path
+        out[away] = far[away]
+        for k in np.flatnonzero(free & ~high & ~away):
+            i, j = I[k], J[k]
+            out[k] = floor_path_distance(self.base, lo[j], hi[j], lo[i], hi[i])
+        return out
 
     def carries(self, i: int, j: int) -> bool:
         """A (index i) carries or contains B: B's centre lies over A's box (the spec's rule),
         or B rests on A's top and their footprints touch (B may hide the part of A under it)."""
-        lo, hi, p = self.lo, self.hi, self.params
-        if carries(lo[i], hi[i], lo[j], hi[j]):
-            return True
-        touch = np.all((lo[i, :2] <= hi[j, :2] + p.support_gap_m) & (lo[j, :2] <= hi[i, :2] + p.support_gap_m))
-        return bool(touch and lo[i, 2] <= lo[j, 2] and abs(lo[j, 2] - hi[i, 2]) <= p.contact_m)
+        return bool(self._carries(np.array([i]), np.array([j]))[0])
+
+    def _carries(self, I: np.ndarray, J: np.ndarray) -> np.ndarray:
+        lo, hi, g = self.lo, self.hi, self.params.support_gap_m
+        touch = np.all((lo[I, :2] <= hi[J, :2] + g) & (lo[J, :2] <= hi[I, :2] + g), axis=1)
+        rests = touch & (lo[I, 2] <= lo[J, 2]) & (np.abs(lo[J, 2] - hi[I, 2]) <= self.params.contact_m)
+        return carries(lo[I], hi[I], lo[J], hi[J]) | rests
 
     def _raster_maps(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-pixel object index (-1: none) and depth, from the objects' pixels."""
