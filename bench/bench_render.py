@@ -100,6 +100,16 @@ def main() -> int:
     results.update(bench_scene("kitchen", kitchen, args.runs))
     results.update(bench_scene("kitchen_20", big, args.runs))
 
+    # 50 objects (the generator of bench_perception.py): a new Renderer for every frame, so
+    # meshes, ray-casting scene and rays are all built anew: the worst case of a changed world
+    from bench_perception import generate_scene
+    scene50 = generate_scene(1050, 50)
+    results["objects_50_scene"] = len(scene50.objects)
+    results["render_ms_50_objects"] = median_ms(lambda: Renderer().render(scene50), args.runs)
+    r50 = Renderer()
+    r50.render(scene50)
+    results["render_50_objects_warm_ms"] = median_ms(lambda: r50.render(scene50), args.runs)
+
     r = Renderer()
     r.render(big)
     results["occluders_ms"] = median_ms(lambda: r.occluders(big, "Apple_1"), args.runs)
