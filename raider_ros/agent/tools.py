@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
-import yaml
 
 from raider_ros.core.paths import data_dir
+from raider_ros.core.yamlfile import read_yaml_mapping
 
 
 # --------------------------------------------------------------------------- results
@@ -240,12 +240,7 @@ def load_toolset(name_or_path: str | Path, _seen: tuple[str, ...] = ()) -> Tools
     key = str(path.resolve())
     if key in _seen:
         raise ToolsetError(f"{path.name}: include cycle ({' -> '.join(Path(s).name for s in (*_seen, key))})")
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        raise ToolsetError(f"{path.name}: not valid YAML: {e}") from None
-    if not isinstance(doc, dict):
-        raise ToolsetError(f"{path.name}: expected a mapping at the top level")
+    doc, _ = read_yaml_mapping(path, what="toolset file", error=ToolsetError)
     tools: dict[str, ToolSpec] = {}
     includes = doc.get("include") or []
     for inc in [includes] if isinstance(includes, str) else includes:

@@ -41,3 +41,12 @@ def read_yaml(spec: str | Path, *, folder: Path | None = None, what: str = "file
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{p}: cannot read: {exc}") from None
     return parse_yaml(text, str(p), error), p
+
+
+def read_yaml_mapping(spec: str | Path, *, folder: Path | None = None, what: str = "file",
+                      error: type[Exception] = ValueError) -> tuple[dict, Path]:
+    """:func:`read_yaml` for files whose top level must be a mapping."""
+    doc, p = read_yaml(spec, folder=folder, what=what, error=error)
+    if not isinstance(doc, dict):
+        raise error(f"{p}: expected a mapping at the top level")
+    return doc, p

