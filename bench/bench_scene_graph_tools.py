@@ -25,12 +25,14 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "test" / "unit"))
 
 from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
 from raider_ros.perception.tools import TOOL_PARAMS, ToolBox  # noqa: E402
-from raider_ros.perception.types import RELATIONS, PerceivedObject, Relation  # noqa: E402
+from raider_ros.perception.types import PerceivedObject, Relation  # noqa: E402
 from figures import write_figures  # noqa: E402
+from scene_graph_fixtures import random_relations  # noqa: E402
 
 POINTS = 600
 TYPES = ["Apple", "Mug", "Bowl", "Knife", "Plate", "Cup", "Pan", "Egg", "Bread", "Tomato"]
@@ -60,11 +62,7 @@ def synthetic(n_objects: int, n_relations: int, seed: int = 0, unnamed: bool = F
     objs += [_obj("Person_1", "Person", [1.0, -2.0, 0.85], [0.45, 0.35, 1.7], rng, True),
              _obj("Person_2", "Person", [3.5, 1.8, 0.85], [0.45, 0.35, 1.7], rng, True)]
     names = [o.name for o in objs]
-    rels = []
-    for _ in range(n_relations):
-        a, b = rng.choice(len(names), 2, replace=False)
-        rels.append(Relation(names[a], RELATIONS[int(rng.integers(len(RELATIONS)))], names[b],
-                             {"gap_m": float(rng.random())}))
+    rels = random_relations(names, n_relations, rng)
     truth = {"name": "bench", "robot": {"pose": [0, 0, 0], "reach": 1.1, "holding": None},
              "objects": [{"id": o.name, "type": o.label, "properties": ["pickupable", "dirtyable"],
                           "state": {"clean": True}} for o in objs if not o.is_person],

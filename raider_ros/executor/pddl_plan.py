@@ -343,17 +343,22 @@ class _Checker:
         raise self.dfail(f"{where}: {kind} formulas ({_cleanup(str(f))[:60]}) are not supported by the planner "
                          "(STRIPS with types only)", rf"\(\s*{kind}\b" if kind.isalpha() else None, start)
 
-    def _check_atom(self, atom: Any, params: dict[str, str], where: str, start: int) -> None:
-        from pddl.logic.terms import Variable
+    def _predicate(self, atom: Any, n_terms: int, where: str, start: int, fail) -> tuple[str, str, list]:
+        """The atom's predicate name, its search pattern and the declared argument types;
+        ``fail`` (domain or problem) raises for an unknown predicate or a wrong argument count."""
         name = str(atom.name).lower()
         pat = rf"\(\s*{re.escape(name)}(?![\w-])"
         if name not in self.preds:
-            raise self.dfail(f"{where}: unknown predicate {name!r}; declared: {', '.join(sorted(self.preds))}",
-                             pat, start)
+            raise fail(f"{where}: unknown predicate {name!r}; declared: {', '.join(sorted(self.preds))}", pat, start)
         want = self.preds[name]
+        if n_terms != len(want):
+            raise fail(f"{where}: ({name} ...) takes {len(want)} argument(s), got {n_terms}", pat, start)
+        return name, pat, want
+
+    def _check_atom(self, atom: Any, params: dict[str, str], where: str, start: int) -> None:
+        from pddl.logic.terms import Variable
+        name, pat, want = self._predicate(atom, len(atom.terms), where, start, self.dfail)
         terms = list(atom.terms)
-        if len(terms) != len(want):
-            raise self.dfail(f"{where}: ({name} ...) takes {len(want)} argument(s), got {len(terms)}", pat, start)
         for i, (term, wtype) in enumerate(zip(terms, want), 1):
             tname = str(term.name).lower()
             if isinstance(term, Variable):
@@ -399,15 +404,8 @@ class _Checker:
         from pddl.logic.predicates import Predicate
         if not isinstance(atom, Predicate):
             raise self.pfail(f"{where}: {_cleanup(str(atom))} is not a plain fact", None)
-        name = str(atom.name).lower()
-        pat = rf"\(\s*{re.escape(name)}(?![\w-])"
-        if name not in self.preds:
-            raise self.pfail(f"{where}: unknown predicate {name!r}; declared: {', '.join(sorted(self.preds))}",
-                             pat, start)
-        want = self.preds[name]
+        name, pat, want = self._predicate(atom, len(atom.terms), where, start, self.pfail)
         terms = [str(t.name).lower() for t in atom.terms]
-        if len(terms) != len(want):
-            raise self.pfail(f"{where}: ({name} ...) takes {len(want)} argument(s), got {len(terms)}", pat, start)
         for i, (obj, wtype) in enumerate(zip(terms, want), 1):
             if obj not in objects:
                 raise self.pfail(f"{where}: ({name} {' '.join(terms)}) uses the undeclared object {obj!r}",

@@ -106,11 +106,15 @@ def synthetic_result(n_objects: int = 50, n_relations: int = 2500, seed: int = 0
         t = types[i % len(types)]
         c = [0.5 + (i % 10) * 0.25, -1.0 + (i // 10) * 0.4, 0.95]
         objs.append(perceived(f"{t}_{i // len(types) + 1}", c, [0.08, 0.08, 0.08], step=0.01))
-    names = [o.name for o in objs]
+    return result(objs, random_relations([o.name for o in objs], n_relations, rng))
+
+
+def random_relations(names: list[str], n: int, rng: np.random.Generator) -> list[Relation]:
+    """``n`` relation edges between random pairs of ``names`` (for load tests and benches)."""
     from raider_ros.perception.types import RELATIONS
     rels = []
-    for _ in range(n_relations):
+    for _ in range(n):
         a, b = rng.choice(len(names), 2, replace=False)
         rels.append(Relation(names[a], RELATIONS[int(rng.integers(len(RELATIONS)))], names[b],
                              {"gap_m": float(rng.random())}))
-    return result(objs, rels)
+    return rels
