@@ -22,7 +22,7 @@ setup:
 build: setup
 
 demo: setup
-	@$(ENV) python -m raider_ros.tools.demo
+	@$(ENV) python -m raider_ros.cli.demo
 
 test: setup
 	@$(ENV) python -m pytest test $(PYTEST_ARGS)
@@ -40,7 +40,7 @@ bench: setup
 	@$(ENV) python bench/run_all.py
 
 evaluate: setup
-	@$(ENV) python -m raider_ros.tools.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)"
+	@$(ENV) python -m raider_ros.cli.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)"
 
 clean:
 	rm -rf build install log bench/results out

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 from raider_ros.agent.backends.scripted import ScriptedLLM  # noqa: E402
 from raider_ros.agent.flow import ProgramFlowManager  # noqa: E402
 from raider_ros.agent.prompt import IssuePrompt  # noqa: E402
-from raider_ros.agent.tokens import count_tokens  # noqa: E402
-from raider_ros.agent.tools import FunctionTools, ToolFailure  # noqa: E402
+from raider_ros.common.token_count import count_tokens  # noqa: E402
+from raider_ros.common.tool_contract import FunctionTools, ToolFailure  # noqa: E402
 from figures import write_figures  # noqa: E402
 
 N_OBJECTS = 200
@@ -79,7 +79,7 @@ def real_toolbox():
     try:
         from raider_ros.perception.provider import TruthProvider
         from raider_ros.perception.scene_graph import SceneGraph
-        from raider_ros.perception.tools import ToolBox
+        from raider_ros.perception.toolbox import ToolBox
         from raider_ros.perception.types import RELATIONS, PerceivedObject, Relation
     except ImportError as e:
         print(f"perception ToolBox not available ({e}); using the fake world")

@@ -37,9 +37,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from raider_ros.core.paths import data_dir  # noqa: E402
-from raider_ros.core.render import Renderer, render, visible_pixel_counts  # noqa: E402
-from raider_ros.core.scene import (Camera, Person, Robot, Scene, SceneError, SceneObject,  # noqa: E402
+from raider_ros.common.paths import data_dir  # noqa: E402
+from raider_ros.sim.render import Renderer, render, visible_pixel_counts  # noqa: E402
+from raider_ros.sim.scene import (Camera, Person, Robot, Scene, SceneError, SceneObject,  # noqa: E402
                                    apply_setup, load_scene, load_yaml_text)
 from raider_ros.perception.oracle import OracleGeometry  # noqa: E402
 from raider_ros.perception.pipeline import PerceptionPipeline  # noqa: E402

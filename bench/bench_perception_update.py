@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_perception import generate_scene  # noqa: E402
 
-from raider_ros.core.render import render  # noqa: E402
+from raider_ros.sim.render import render  # noqa: E402
 from raider_ros.perception.pipeline import PerceptionPipeline  # noqa: E402
 from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402

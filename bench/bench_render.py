@@ -29,10 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from raider_ros.core.paths import scenes_dir  # noqa: E402
-from raider_ros.core.render import Renderer  # noqa: E402
-from raider_ros.core.scene import Scene, SceneObject, load_scene  # noqa: E402
-from raider_ros.core.world import SimWorld  # noqa: E402
+from raider_ros.common.paths import scenes_dir  # noqa: E402
+from raider_ros.sim.render import Renderer  # noqa: E402
+from raider_ros.sim.scene import Scene, SceneObject, load_scene  # noqa: E402
+from raider_ros.sim.world import SimWorld  # noqa: E402
 from figures import write_figures  # noqa: E402
 
 

@@ -28,14 +28,14 @@ sys.path.insert(0, str(ROOT / "test"))
 
 from raider_ros.agent.flow import ProgramFlowManager  # noqa: E402
 from raider_ros.agent.prompt import IssuePrompt  # noqa: E402
-from raider_ros.agent.rules import RulesReasoner  # noqa: E402
-from raider_ros.core.render import render  # noqa: E402
+from raider_ros.agent.backends.rules import RulesReasoner  # noqa: E402
+from raider_ros.sim.render import render  # noqa: E402
 from raider_ros.evaluation.cases import load_benchmark  # noqa: E402
 from raider_ros.evaluation.scoring import score_case  # noqa: E402
 from raider_ros.perception.pipeline import PerceptionPipeline  # noqa: E402
 from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
-from raider_ros.perception.tools import ToolBox  # noqa: E402
+from raider_ros.perception.toolbox import ToolBox  # noqa: E402
 from support.fake_tools import SceneTools  # noqa: E402
 from figures import write_figures  # noqa: E402
 

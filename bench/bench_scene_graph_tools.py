@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "test" / "unit"))
 
 from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
-from raider_ros.perception.tools import TOOL_PARAMS, ToolBox  # noqa: E402
+from raider_ros.perception.toolbox import TOOL_PARAMS, ToolBox  # noqa: E402
 from raider_ros.perception.types import PerceivedObject, Relation  # noqa: E402
 from figures import write_figures  # noqa: E402
 from scene_graph_fixtures import random_relations  # noqa: E402

@@ -22,7 +22,7 @@ from raider_ros.agent.flow import (AgentResult, Cancel, EventHook, ProgramFlowMa
                                    _Events, _is_cancelled)
 from raider_ros.agent.llm import LLM
 from raider_ros.agent.prompt import IssuePrompt, PromptConfig, _read_yaml, fill
-from raider_ros.agent.tools import NoTools, ToolExecutor, ToolResult
+from raider_ros.common.tool_contract import NoTools, ToolExecutor, ToolResult
 
 METHODS = ("raider", "llm_visual_obs", "precond")
 _ID_SUFFIX = re.compile(r"^(.*?)_\d+$")

@@ -12,7 +12,7 @@ from raider_ros.agent.backends import make_llm
 from raider_ros.agent.baselines import LLMVisualObs, Precond
 from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.prompt import IssuePrompt, PromptConfig
-from raider_ros.agent.tools import ToolExecutor
+from raider_ros.common.tool_contract import ToolExecutor
 
 METHODS = ("raider", "llm_visual_obs", "precond")
 

@@ -32,8 +32,8 @@ from typing import Any, Callable, Sequence
 from raider_ros.agent.llm import LLM, LLMError, LLMReply
 from raider_ros.agent.parsing import ParsedReply, ToolCall, parse_reply
 from raider_ros.agent.prompt import IssuePrompt
-from raider_ros.agent.tokens import PER_MESSAGE, PER_REPLY, count_tokens
-from raider_ros.agent.tools import ToolExecutor, ToolResult, run_concurrently
+from raider_ros.common.token_count import PER_MESSAGE, PER_REPLY, count_tokens
+from raider_ros.common.tool_contract import ToolExecutor, ToolResult, run_concurrently
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from raider_ros.core.paths import data_dir
-from raider_ros.agent.tools import Toolset, load_toolset
+from raider_ros.common.paths import data_dir
+from raider_ros.common.tool_contract import Toolset, load_toolset
 
 PROCEDURES = ("QGEN_GRND", "GRND", "QGEN", "BASIC")
 DEFAULT_FACTS = {"reach_m": 1.1, "arms": "a single arm", "handover_distance_m": 0.5}

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from raider_ros.core.scene import Scene, SceneError, apply_setup, load_scene
+from raider_ros.sim.scene import Scene, SceneError, apply_setup, load_scene
 
 CASES_FORMAT = "raider-cases/1"
 QUERY_TYPES = ("QS", "QU")

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from raider_ros.agent.factory import DetectorSettings, build_detector
-from raider_ros.core.scene import Scene
-from raider_ros.core.world import SimWorld
+from raider_ros.sim.scene import Scene
+from raider_ros.sim.world import SimWorld
 from raider_ros.perception.pipeline import PerceptionPipeline
 from raider_ros.perception.provider import TruthProvider
 from raider_ros.perception.scene_graph import SceneGraph
-from raider_ros.perception.tools import ToolBox
+from raider_ros.perception.toolbox import ToolBox
 
 from .runner import DetectOutcome
 

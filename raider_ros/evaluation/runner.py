@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
-from raider_ros.core.scene import Scene
+from raider_ros.sim.scene import Scene
 
 from .cases import Benchmark, Case, filter_cases
 from .report import build_report, write_reports

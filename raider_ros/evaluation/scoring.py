@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from raider_ros.core.scene import Person, Scene
+from raider_ros.sim.scene import Person, Scene
 
 from .cases import Case
 from .stem import matches_any, text_forms

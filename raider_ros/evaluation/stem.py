@@ -102,7 +102,7 @@ def stem(word: str) -> str:
     return w
 
 
-def tokens(text: str) -> list[str]:
+def mention_words(text: str) -> list[str]:
     """Lowercase words of ``text``; identifiers and CamelCase names are split into words."""
     t = str(text).replace("\u2019", "'")
     for old, new in _CONTRACTIONS:
@@ -110,14 +110,14 @@ def tokens(text: str) -> list[str]:
     return [m.group(0).lower() for m in _WORD.finditer(t)]
 
 
-def compact(text: str) -> str:
+def stem_key(text: str) -> str:
     """The compact form of a word or phrase: the stems of its words joined together."""
-    return "".join(stem(t) for t in tokens(text))
+    return "".join(stem(t) for t in mention_words(text))
 
 
 def text_forms(text: str, max_window: int = _MAX_WINDOW) -> set[str]:
     """Compact forms of every run of 1..max_window consecutive words of ``text``."""
-    stems = [stem(t) for t in tokens(text)]
+    stems = [stem(t) for t in mention_words(text)]
     out: set[str] = set()
     for i in range(len(stems)):
         for n in range(1, max_window + 1):
@@ -129,4 +129,4 @@ def text_forms(text: str, max_window: int = _MAX_WINDOW) -> set[str]:
 
 def matches_any(forms: set[str], entries: Iterable[str]) -> bool:
     """True when one of ``entries`` (words or phrases) occurs among a text's ``forms``."""
-    return any((c := compact(e)) and c in forms for e in entries)
+    return any((c := stem_key(e)) and c in forms for e in entries)

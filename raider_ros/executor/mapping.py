@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 
-from raider_ros.core.paths import data_dir
-from raider_ros.core.yamlfile import read_yaml
+from raider_ros.common.paths import data_dir
+from raider_ros.common.yamlfile import read_yaml
 from raider_ros.executor.pddl_plan import GroundAction, PddlError, PddlTask
 from raider_ros.recovery.plan import SKILL_ACTIONS, ACTIONS
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from raider_ros.core.paths import data_dir
+from raider_ros.common.paths import data_dir
 
 SEARCHES = ("astar", "gbf", "bfs")
 MAX_GROUND_ACTIONS = 200_000

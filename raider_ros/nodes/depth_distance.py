@@ -19,7 +19,7 @@ from raider_ros.msg import Detections, Objects3D
 from raider_ros.perception.pipeline import PerceptionResult
 from raider_ros.perception.pointcloud import CloudParams, build_objects
 from raider_ros.perception.scene_graph import SceneGraph
-from raider_ros.perception.tools import ToolBox
+from raider_ros.perception.toolbox import ToolBox
 from raider_ros.ros.conversions import ConversionError, camera_model_from_msgs, msg_to_image
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.perception_msgs import content_key, msg_to_detections, objects_to_msg, subscribe_frame

@@ -15,7 +15,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from raider_ros.executor.human import ScenarioError, ScriptedHuman, TerminalHuman
+from raider_ros.human.people import ScenarioError, ScriptedHuman, TerminalHuman
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import ApplySetup, Ask

@@ -15,7 +15,8 @@ from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.agent.llm import LLMError
 from raider_ros.msg import RecoveryStep
 from raider_ros.recovery.plan import PlanError, Var
-from raider_ros.recovery.rules import RecoveryHints, RecoveryPlanner
+from raider_ros.recovery.planner import RecoveryPlanner
+from raider_ros.recovery.rules_writer import RecoveryHints
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import PlanRecovery

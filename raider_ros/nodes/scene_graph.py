@@ -24,7 +24,7 @@ from raider_ros.msg import Objects3D, RobotState, SpatialRelations
 from raider_ros.perception.pipeline import PerceptionResult
 from raider_ros.perception.provider import TruthProvider
 from raider_ros.perception.scene_graph import SceneGraph
-from raider_ros.perception.tools import TOOL_PARAMS, ToolBox
+from raider_ros.perception.toolbox import TOOL_PARAMS, ToolBox
 from raider_ros.ros import conversions as conv
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.perception_msgs import content_key, msg_to_objects, msg_to_relations, subscribe_frame

@@ -4,7 +4,7 @@ Publishes RGB, depth (32FC1, metres) and per-pixel instance ids rendered with op
 RaycastingScene, with CameraInfo, the camera pose and the instance labels, at ``rate_hz``;
 the robot state on ``robot_state``. Serves ``sim/load_scene``, ``sim/apply_setup``,
 ``sim/get_ground_truth`` and the ``execute_skill`` action. A thin adapter over
-:class:`raider_ros.core.world.SimWorld`.
+:class:`raider_ros.sim.world.SimWorld`.
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import Header
 
 from raider_ros.action import ExecuteSkill
-from raider_ros.core.paths import resolve_scene
-from raider_ros.core.scene import SceneError, load_scene, load_scene_text, load_yaml_text
-from raider_ros.core.world import SimWorld
+from raider_ros.common.paths import resolve_scene
+from raider_ros.sim.scene import SceneError, load_scene, load_scene_text, load_yaml_text
+from raider_ros.sim.world import SimWorld
 from raider_ros.msg import InstanceLabels, ObjectTruth, PersonTruth, RobotState
 from raider_ros.ros import conversions as conv
 from raider_ros.ros.params import Param, declare

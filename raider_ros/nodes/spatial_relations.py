@@ -21,7 +21,7 @@ from raider_ros.perception.matching import Match
 from raider_ros.perception.pipeline import PerceptionResult
 from raider_ros.perception.relations import RelationEngine, RelationParams
 from raider_ros.perception.scene_graph import SceneGraph, jsonable
-from raider_ros.perception.tools import normalise_relation
+from raider_ros.perception.toolbox import normalise_relation
 from raider_ros.ros.conversions import ConversionError, camera_model_from_msgs, msg_to_image
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.perception_msgs import (attach_pixels, content_key, msg_to_detections, msg_to_objects,

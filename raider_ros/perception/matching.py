@@ -22,36 +22,13 @@ from typing import Iterable
 
 from rapidfuzz import fuzz, process
 
+from raider_ros.common.text import singular, split_words, word_key
+
 ARTICLES = frozenset({"the", "a", "an", "this", "that", "these", "those", "my", "some", "any"})
 PERSON_WORDS = frozenset({"person", "people", "human", "humans", "man", "woman", "persons"})
 FUZZY_CUTOFF = 85.0          # rapidfuzz ratio (0..100) a typo must reach to count as a match
 CLOSEST_CUTOFF = 30.0        # names at least this similar are offered as "closest" when none matches
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_NON_WORD = re.compile(r"[^a-z0-9]+")
 _DIGITS = re.compile(r"\d+")
-
-
-def split_words(text: str) -> list[str]:
-    """'CoffeeMachine_1' -> ['coffee', 'machine', '1']; 'the red-bowl' -> ['the', 'red', 'bowl']."""
-    return [w for w in _NON_WORD.split(_CAMEL.sub(" ", text).lower()) if w]
-
-
-def singular(word: str) -> str:
-    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith("ves"):
-        return word[:-3] + "fe" if word in ("knives", "wives", "lives") else word[:-3] + "f"
-    if word.endswith(("ches", "shes", "xes", "sses", "zes", "oes")):
-        return word[:-2]
-    if word.endswith("s"):
-        return word[:-1]
-    return word
-
-
-def compact(words: Iterable[str]) -> str:
-    return "".join(words)
 
 
 @dataclass(frozen=True)
@@ -104,17 +81,17 @@ class Matcher:
     def __post_init__(self) -> None:
         for e in self.entities:
             self._kind[e.id] = e.kind
-            self._by_id[compact(split_words(e.id))] = e.id
+            self._by_id[word_key(split_words(e.id))] = e.id
             self._by_id.setdefault(e.id.lower(), e.id)
-            key = compact(singular(w) for w in split_words(e.type))
+            key = word_key(singular(w) for w in split_words(e.type))
             self._by_type.setdefault(key, []).append(e)
             self._max_type_words = max(self._max_type_words, len(split_words(e.type)))
             if e.name:
-                self._by_name.setdefault(compact(split_words(e.name)), []).append(e.id)
+                self._by_name.setdefault(word_key(split_words(e.name)), []).append(e.id)
         for e in self.entities:
             self._fuzzy[" ".join(split_words(e.id))] = (e.id,)
             if e.name:
-                self._fuzzy[" ".join(split_words(e.name))] = tuple(self._by_name[compact(split_words(e.name))])
+                self._fuzzy[" ".join(split_words(e.name))] = tuple(self._by_name[word_key(split_words(e.name))])
         for key, ents in self._by_type.items():
             words = " ".join(split_words(ents[0].type))
             self._fuzzy[words] = self._prefer_present(ents)
@@ -156,13 +133,13 @@ class Matcher:
 
     def _exact(self, words: list[str]):
         """Candidate answers in order of trust: (how, ids)."""
-        whole = compact(words)
+        whole = word_key(words)
         if whole in self._by_id:
             yield "id", (self._by_id[whole],)
         if whole in self._by_name:
             yield "name", tuple(self._by_name[whole])
         sing = [singular(w) for w in words]
-        key = compact(sing)
+        key = word_key(sing)
         if key in self._by_type:
             yield "type", self._prefer_present(self._by_type[key])
         if sing[-1] in PERSON_WORDS or key in ("person", "human"):
@@ -174,7 +151,7 @@ class Matcher:
         n = len(sing)
         for size in range(min(n - 1, self._max_type_words), 0, -1):
             for start in range(0, n - size + 1):
-                gram = compact(sing[start:start + size])
+                gram = word_key(sing[start:start + size])
                 if gram in self._by_type:
                     yield "phrase", self._prefer_present(self._by_type[gram])
                     break

@@ -40,9 +40,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..core.camera import CameraModel
-from ..core.scene import Person, Scene, SceneObject
-from .geometry import box_gap, carries, floor_path_distance, overlap, project_box
+from raider_ros.sim.camera import CameraModel
+from raider_ros.sim.scene import Person, Scene, SceneObject
+from raider_ros.common.geometry import box_gap, carries, floor_path_distance, overlap, project_box, true_box
 from .types import RELATIONS, check_relation
 
 # Thresholds of the spec.
@@ -71,19 +71,6 @@ class OracleAnswer:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
-# --------------------------------------------------------------------------- geometry
-def entity_box(e: Entity) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) of the axis-aligned box of an entity's true extents."""
-    c = np.asarray(e.center, float)
-    half = np.asarray(e.size, float) / 2.0
-    yaw = getattr(e, "yaw_deg", 0.0) or 0.0
-    if isinstance(e, SceneObject) and e.shape == "box" and yaw % 180.0 != 0.0:
-        t = math.radians(yaw)
-        ca, sa = abs(math.cos(t)), abs(math.sin(t))
-        half = np.array([ca * half[0] + sa * half[1], sa * half[0] + ca * half[1], half[2]])
-    return c - half, c + half
-
-
 # --------------------------------------------------------------------------- decisions
 def _all_of(conds: list[tuple[float, float]]) -> tuple[bool, bool]:
     """AND of conditions given as (signed margin, tolerance); margin >= 0 passes."""
@@ -108,7 +95,7 @@ class OracleGeometry:
         self.tol = tolerances
         self.camera = CameraModel.from_scene(scene)
         self.entities: dict[str, Entity] = {e.id: e for e in (*scene.visible_objects(), *scene.people)}
-        self.boxes = {eid: entity_box(e) for eid, e in self.entities.items()}
+        self.boxes = {eid: true_box(e) for eid, e in self.entities.items()}
         self._frame = frame
         self._image_boxes: dict[str, tuple[float, float, float, float] | None] = {}
         self._hidden: dict[str, dict[str, tuple[int, float]]] = {}
@@ -255,7 +242,7 @@ _RENDERER = None
 def _renderer():
     global _RENDERER
     if _RENDERER is None:
-        from ..core.render import Renderer
+        from raider_ros.sim.render import Renderer
         _RENDERER = Renderer()
     return _RENDERER
 

@@ -12,7 +12,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..core.camera import CameraModel
+from raider_ros.sim.camera import CameraModel
 from .detection import DetectorBackend, make_detector
 from .pointcloud import CloudParams, build_objects
 from .relations import RelationEngine, RelationParams

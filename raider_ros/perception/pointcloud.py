@@ -20,7 +20,7 @@ from typing import Iterable
 import numpy as np
 import open3d as o3d
 
-from ..core.camera import CameraModel
+from raider_ros.sim.camera import CameraModel
 from .types import Detection, PerceivedObject
 
 OUTLIER_METHODS = ("statistical", "radius", "none")

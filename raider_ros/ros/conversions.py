@@ -8,7 +8,7 @@ import numpy as np
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, Vector3
 from sensor_msgs.msg import CameraInfo, Image
 
-from raider_ros.core.camera import CameraModel, quaternion_to_rotation, rotation_to_quaternion
+from raider_ros.sim.camera import CameraModel, quaternion_to_rotation, rotation_to_quaternion
 
 # encoding -> (dtype, channels)
 _ENCODINGS = {

@@ -20,7 +20,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from raider_ros.core.scene import Scene, dump_scene
+from raider_ros.sim.scene import Scene, dump_scene
 from raider_ros.evaluation.runner import DetectOutcome
 from raider_ros.ros.graph import NodeGraph, wait_for_services
 from raider_ros.srv import ApplySetup, DetectIssue, LoadScene

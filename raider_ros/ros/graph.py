@@ -27,7 +27,7 @@ def executable_path(name: str) -> Path:
 
 
 def config_file(name: str) -> Path | None:
-    from raider_ros.core.paths import config_dir
+    from raider_ros.common.paths import config_dir
     p = config_dir() / f"{name}.yaml"
     return p if p.is_file() else None
 

@@ -86,7 +86,7 @@ def msg_to_relations(msg: SpatialRelations) -> list[Relation]:
 def subscribe_frame(node, topics: dict, callback, qos=2, callback_group=None):
     """Subscribe to several topics and call ``callback(group)`` with one message per key once
     all have arrived with the same header stamp (one camera frame)."""
-    from raider_ros.core.sync import StampSync
+    from raider_ros.ros.stamp_sync import StampSync
 
     sync = StampSync(topics, callback)
     for key, (topic, mtype) in topics.items():

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any, Sequence
 
-from raider_ros.agent.tools import ToolExecutorBase, ToolResult
+from raider_ros.common.tool_contract import ToolExecutorBase, ToolResult
 from raider_ros.srv import CallTool
 
 

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_demo_runs_both_tasks_offline():
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RAIDER_LLM_BASE_URL")}
-    proc = subprocess.run([sys.executable, "-m", "raider_ros.tools.demo"], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-m", "raider_ros.cli.demo"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=400)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]

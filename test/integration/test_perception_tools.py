@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from raider_ros.core.paths import scenes_dir
-from raider_ros.core.scene import apply_setup, load_scene, load_yaml_text
+from raider_ros.common.paths import scenes_dir
+from raider_ros.sim.scene import apply_setup, load_scene, load_yaml_text
 from raider_ros.perception.oracle import oracle_distance, oracle_relation
 from raider_ros.ros.graph import NodeGraph
 from raider_ros.srv import MeasureDistance, QueryRelation

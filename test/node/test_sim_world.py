@@ -10,9 +10,9 @@ from rclpy.action import ActionClient
 from sensor_msgs.msg import CameraInfo, Image
 
 from raider_ros.action import ExecuteSkill
-from raider_ros.core.paths import scenes_dir
-from raider_ros.core.scene import load_scene
-from raider_ros.core.sync import StampSync
+from raider_ros.common.paths import scenes_dir
+from raider_ros.sim.scene import load_scene
+from raider_ros.ros.stamp_sync import StampSync
 from raider_ros.msg import InstanceLabels, RobotState
 from raider_ros.nodes.sim_world import SimWorldNode
 from raider_ros.ros import conversions as conv
@@ -137,7 +137,7 @@ def test_skill_success_changes_the_world_and_sends_feedback(sim):
     node, client = sim
     call(client.create_client(ApplySetup, "sim/apply_setup"), ApplySetup.Request(setup_yaml="", reset=True))
     scene = node.world.scene
-    from raider_ros.core.world import SimWorld  # the truth decides which object is pickable now
+    from raider_ros.sim.world import SimWorld  # the truth decides which object is pickable now
     probe = SimWorld()
     probe.load(scene)
     target = next(o.id for o in scene.objects if o.has("pickupable") and probe.execute("pick", [o.id]).success)

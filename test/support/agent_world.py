@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping
 
-from raider_ros.agent.tools import FunctionTools, ToolFailure
+from raider_ros.common.tool_contract import FunctionTools, ToolFailure
 
 
 def kitchen_world() -> dict:

@@ -18,13 +18,13 @@ import time
 from typing import Any, Iterable, Sequence
 
 from raider_ros.agent.parsing import parse_reply
-from raider_ros.agent.tools import ToolExecutorBase, ToolFailure, ToolResult
-from raider_ros.core.render import visible_pixel_counts
-from raider_ros.core.scene import Scene
-from raider_ros.perception.geometry import box_gap
+from raider_ros.common.tool_contract import ToolExecutorBase, ToolFailure, ToolResult
+from raider_ros.sim.render import visible_pixel_counts
+from raider_ros.sim.scene import Scene
+from raider_ros.common.geometry import box_gap
 from raider_ros.perception.matching import Entity, Matcher, NoMatch
 from raider_ros.perception.oracle import OracleGeometry
-from raider_ros.perception.tools import TOOL_PARAMS, normalise_relation
+from raider_ros.perception.toolbox import TOOL_PARAMS, normalise_relation
 
 PATH_CORRIDOR_M = 0.3
 

@@ -13,8 +13,8 @@ from raider_ros.agent.backends import make_llm
 from raider_ros.agent.flow import AgentResult, ProgramFlowManager
 from raider_ros.agent.llm import LLMError, LLMReply
 from raider_ros.agent.prompt import IssuePrompt, PromptConfig
-from raider_ros.agent.tokens import count_tokens
-from raider_ros.agent.tools import FunctionTools, ToolResult
+from raider_ros.common.token_count import count_tokens
+from raider_ros.common.tool_contract import FunctionTools, ToolResult
 from support.agent_world import kitchen_world, world_tools
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "llm"

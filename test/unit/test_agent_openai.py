@@ -11,7 +11,7 @@ from raider_ros.agent.backends import make_llm
 from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.llm import LLMError
 from raider_ros.agent.prompt import IssuePrompt, PromptConfig
-from raider_ros.agent.tools import load_toolset
+from raider_ros.common.tool_contract import load_toolset
 from support.agent_world import kitchen_world, world_tools
 from support.fake_openai_server import FakeOpenAIServer
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from raider_ros.agent.prompt import PROCEDURES, IssuePrompt, PromptConfig, PromptError, fill
-from raider_ros.agent.tools import ToolsetError, load_toolset
+from raider_ros.common.tool_contract import ToolsetError, load_toolset
 
 HOUSEHOLD = ["robot_holding", "object_detection", "dist_to_target", "get_obj_state",
              "check_obj_relationship", "get_obj_properties"]

@@ -30,11 +30,11 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from raider_ros.core.paths import data_dir
-from raider_ros.core.render import visible_pixel_counts
-from raider_ros.core.scene import Person, SceneObject
+from raider_ros.common.paths import data_dir
+from raider_ros.sim.render import visible_pixel_counts
+from raider_ros.sim.scene import Person, SceneObject
 from raider_ros.evaluation.cases import ABSTRACTIONS, CATEGORIES, QUERY_TYPES, Case, load_benchmark
-from raider_ros.evaluation.stem import compact, text_forms
+from raider_ros.evaluation.stem import stem_key, text_forms
 from raider_ros.perception.oracle import OracleGeometry, carries
 from raider_ros.perception.types import RELATIONS
 
@@ -132,9 +132,9 @@ def _check_fact(geo: OracleGeometry, text: str) -> str | None:
 def _names(world) -> set[str]:
     out = set()
     for e in world.entities:
-        out |= {compact(e.type), compact(e.id)}
+        out |= {stem_key(e.type), stem_key(e.id)}
         if isinstance(e, Person) and e.name:
-            out.add(compact(e.name))
+            out.add(stem_key(e.name))
     return out
 
 
@@ -185,7 +185,7 @@ def test_case_labels_hold_on_the_oracle(case_id):
 
     if case.category == "IU3":
         assert not case.grounding, "IU3 cases name nothing that exists"
-        absent = {compact(w) for w in case.mentions[0]}
+        absent = {stem_key(w) for w in case.mentions[0]}
         clash = absent & _names(world)
         if clash:
             problems.append(f"IU3 target words {sorted(clash)} match something in the world")
@@ -194,10 +194,10 @@ def test_case_labels_hold_on_the_oracle(case_id):
     if case.query_type == "QS" and case.category != "IU3":
         m = re.match(r"^\s*(\w+)\((.*)\)\s*$", case.query)
         assert m, f"QS query {case.query!r} is not action(args)"
-        forms = set().union(*(text_forms(e.type) | {compact(e.id)} for e in world.entities))
+        forms = set().union(*(text_forms(e.type) | {stem_key(e.id)} for e in world.entities))
         held = world.get(world.robot.holding) if world.robot.holding else None
         for arg in filter(None, (a.strip() for a in m.group(2).split(","))):
-            if compact(arg) not in forms and not (held and compact(arg) == compact(held.type)):
+            if stem_key(arg) not in forms and not (held and stem_key(arg) == stem_key(held.type)):
                 problems.append(f"QS argument {arg!r} names nothing in the world")
     assert not problems, f"{case.id} ({case.source}):\n  " + "\n  ".join(problems)
 

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from raider_ros.core.camera import CameraModel, quaternion_to_rotation, rotation_to_quaternion
-from raider_ros.core.scene import Camera, Robot
-from raider_ros.core.sync import StampSync
+from raider_ros.sim.camera import CameraModel, quaternion_to_rotation, rotation_to_quaternion
+from raider_ros.sim.scene import Camera, Robot
+from raider_ros.ros.stamp_sync import StampSync
 
 
 def test_camera_looks_along_yaw_tilted_down():

@@ -8,7 +8,7 @@ import pytest
 from raider_ros.evaluation.cases import CATEGORIES, load_benchmark
 from raider_ros.evaluation.report import load_report, markdown
 from raider_ros.evaluation.runner import DetectOutcome, Evaluator
-from raider_ros.tools import evaluate
+from raider_ros.cli import evaluate
 
 EXAMPLES = Path("/work/shared/benchmark/examples")
 

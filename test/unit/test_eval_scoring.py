@@ -3,10 +3,10 @@ import math
 
 import pytest
 
-from raider_ros.core.scene import load_scene_text
+from raider_ros.sim.scene import load_scene_text
 from raider_ros.evaluation.cases import Case
 from raider_ros.evaluation.scoring import CaseResult, breakdown, missed_mentions, score_case, summarize
-from raider_ros.evaluation.stem import compact, stem, text_forms, tokens
+from raider_ros.evaluation.stem import stem_key, stem, text_forms, mention_words
 
 SCENE = load_scene_text("""\
 format: raider-scene/1
@@ -51,9 +51,9 @@ def test_different_words_keep_different_stems(a, b):
 
 
 def test_tokens_split_identifiers_and_contractions():
-    assert tokens("CounterTop_1 isn't here") == ["counter", "top", "1", "is", "not", "here"]
-    assert tokens("The TVStand can't") == ["the", "tv", "stand", "can", "not"]
-    assert compact("counter top") == compact("CounterTop") == compact("countertops")
+    assert mention_words("CounterTop_1 isn't here") == ["counter", "top", "1", "is", "not", "here"]
+    assert mention_words("The TVStand can't") == ["the", "tv", "stand", "can", "not"]
+    assert stem_key("counter top") == stem_key("CounterTop") == stem_key("countertops")
     assert "countertop" in text_forms("the counter top is big")
 
 

@@ -12,14 +12,14 @@ import re
 
 import pytest
 
-from raider_ros.core.scene import Person, load_scene
-from raider_ros.core.world import SimWorld
-from raider_ros.core.paths import scenes_dir
-from raider_ros.executor.human import ScriptedHuman
+from raider_ros.sim.scene import Person, load_scene
+from raider_ros.sim.world import SimWorld
+from raider_ros.common.paths import scenes_dir
+from raider_ros.human.people import ScriptedHuman
 from raider_ros.executor.machine import DetectionOutcome, Executor, ExecutorConfig, Ports
 from raider_ros.executor.mapping import ActionMapping, parse_plan_lines
 from raider_ros.executor.pddl_plan import load_named, plan
-from raider_ros.recovery.rules import RecoveryPlanner
+from raider_ros.recovery.planner import RecoveryPlanner
 
 
 class SimChecker:

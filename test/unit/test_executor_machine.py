@@ -12,7 +12,7 @@ from raider_ros.executor.machine import DetectionOutcome, Executor, ExecutorConf
 from raider_ros.executor.mapping import ActionMapping
 from raider_ros.executor.pddl_plan import load_named, plan
 from raider_ros.recovery.plan import PlanError, parse_plan
-from raider_ros.recovery.rules import RecoveryPlanner
+from raider_ros.recovery.planner import RecoveryPlanner
 
 NONE = DetectionOutcome("none")
 

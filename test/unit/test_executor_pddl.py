@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from raider_ros.core.paths import data_dir
+from raider_ros.common.paths import data_dir
 from raider_ros.executor.mapping import ActionMapping, MappingError, parse_plan_lines
 from raider_ros.executor.pddl_plan import GroundAction, PddlError, load_named, load_task, plan
 

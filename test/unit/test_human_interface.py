@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from raider_ros.executor.human import ScenarioError, ScriptedHuman, TerminalHuman, load_scenario
+from raider_ros.human.people import ScenarioError, ScriptedHuman, TerminalHuman, load_scenario
 
 
 def scenario(**over):

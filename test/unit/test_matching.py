@@ -1,7 +1,8 @@
 """Argument matching: names the agent writes -> scene-graph ids."""
 import pytest
 
-from raider_ros.perception.matching import Entity, Match, Matcher, NoMatch, singular, split_words
+from raider_ros.common.text import singular, split_words
+from raider_ros.perception.matching import Entity, Match, Matcher, NoMatch
 
 ENTITIES = [
     Entity("Bowl_1", "Bowl"),

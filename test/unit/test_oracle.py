@@ -3,8 +3,9 @@ import math
 
 import pytest
 
-from raider_ros.core.scene import parse_scene
-from raider_ros.perception.oracle import (OracleGeometry, entity_box, oracle_distance, oracle_relation,
+from raider_ros.sim.scene import parse_scene
+from raider_ros.common.geometry import true_box
+from raider_ros.perception.oracle import (OracleGeometry, oracle_distance, oracle_relation,
                                           oracle_relations, within_reach)
 
 TABLE = {"id": "Table_1", "type": "Table", "shape": "box", "center": [1.5, 0.0, 0.4], "size": [0.8, 1.2, 0.8]}
@@ -22,7 +23,7 @@ def obj(oid, center, size=(0.08, 0.08, 0.08), shape="box", **kw):
 
 def test_rotated_box_uses_the_aabb_of_its_corners():
     s = scene(obj("Book_1", [1, 0, 0.5], [0.2, 0.1, 0.1], yaw_deg=90))
-    lo, hi = entity_box(s.object("Book_1"))
+    lo, hi = true_box(s.object("Book_1"))
     assert hi[0] - lo[0] == pytest.approx(0.1) and hi[1] - lo[1] == pytest.approx(0.2)
 
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from raider_ros.core.camera import CameraModel
-from raider_ros.core.scene import Camera, Robot
+from raider_ros.sim.camera import CameraModel
+from raider_ros.sim.scene import Camera, Robot
 from raider_ros.perception.pointcloud import CloudParams, build_object, build_objects
 from raider_ros.perception.types import Detection
 

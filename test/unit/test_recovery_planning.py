@@ -7,8 +7,9 @@ import pytest
 from raider_ros.agent.llm import LLMError, LLMReply
 from raider_ros.recovery.plan import Literal, PlanError, Var, parse_plan
 from raider_ros.recovery.prompt import PromptError, RecoveryPrompt, build_messages
-from raider_ros.recovery.rules import (
-    RecoveryHints, RecoveryPlanner, RulesRecoveryWriter, infer_category, parse_query, type_word,
+from raider_ros.recovery.planner import RecoveryPlanner
+from raider_ros.recovery.rules_writer import (
+    RecoveryHints, RulesRecoveryWriter, infer_category, read_request, type_word,
 )
 
 
@@ -138,12 +139,12 @@ def test_category_inference(issue, explanation, action, category):
 
 
 def test_query_parsing_and_type_words():
-    assert parse_query("pick(Medicine_1)").args == ["Medicine_1"]
-    assert parse_query("handover(medicine, 'adriana')").args == ["medicine", "adriana"]
-    assert parse_query("approach medicine_counter").action == "move_to"
-    q = parse_query("Could you turn the stove on?")
+    assert read_request("pick(Medicine_1)").args == ["Medicine_1"]
+    assert read_request("handover(medicine, 'adriana')").args == ["medicine", "adriana"]
+    assert read_request("approach medicine_counter").action == "move_to"
+    q = read_request("Could you turn the stove on?")
     assert q.action == "turn_on"
-    assert parse_query("Can you grab the red mug?").action == "pick"
+    assert read_request("Can you grab the red mug?").action == "pick"
     assert type_word("CoffeeMachine_1") == "coffee machine"
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raider_ros.core.render import render
-from raider_ros.core.scene import load_scene, parse_scene
+from raider_ros.sim.render import render
+from raider_ros.sim.scene import load_scene, parse_scene
 from raider_ros.perception.oracle import OracleGeometry
 from raider_ros.perception.pipeline import PerceptionPipeline
 from raider_ros.perception.pointcloud import build_objects

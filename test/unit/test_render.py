@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from raider_ros.core.camera import CameraModel
-from raider_ros.core.render import (Renderer, default_color, drawn_entities, render,
+from raider_ros.sim.camera import CameraModel
+from raider_ros.sim.render import (Renderer, default_color, drawn_entities, render,
                                     visible_pixel_counts)
-from raider_ros.core.scene import parse_scene
+from raider_ros.sim.scene import parse_scene
 
 
 def scene(objects=(), people=(), robot=None, camera=None):

@@ -11,14 +11,14 @@ import pytest
 from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.parsing import parse_reply
 from raider_ros.agent.prompt import IssuePrompt
-from raider_ros.agent.rules import RulesReasoner
-from raider_ros.core.render import render
+from raider_ros.agent.backends.rules import RulesReasoner
+from raider_ros.sim.render import render
 from raider_ros.evaluation.cases import ABSTRACTIONS, CATEGORIES, QUERY_TYPES, load_benchmark
 from raider_ros.evaluation.scoring import score_case
 from raider_ros.perception.pipeline import PerceptionPipeline
 from raider_ros.perception.provider import TruthProvider
 from raider_ros.perception.scene_graph import SceneGraph
-from raider_ros.perception.tools import ToolBox
+from raider_ros.perception.toolbox import ToolBox
 from support.fake_tools import SceneTools, drive
 
 _EXAMPLES = "benchmark/examples"   # shared/ lies beside the repository

@@ -2,8 +2,8 @@
 qualifiers, person clarifications, and the knowledge files behind them."""
 import pytest
 
-from raider_ros.agent.rules.knowledge import KnowledgeError, load_knowledge, type_key, type_words
-from raider_ros.agent.rules.query import parse_query
+from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowledge, type_key, type_words
+from raider_ros.agent.backends.rules.query import parse_query
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +177,7 @@ def test_type_words():
 def test_knowledge_errors_name_file_and_field(tmp_path):
     src = load_knowledge.__wrapped__  # uncached loader
     for f in ("language.yaml", "categories.yaml", "preconditions.yaml"):
-        (tmp_path / f).write_text((__import__("raider_ros.agent.rules.knowledge", fromlist=["x"]).knowledge_dir() / f)
+        (tmp_path / f).write_text((__import__("raider_ros.agent.backends.rules.knowledge", fromlist=["x"]).knowledge_dir() / f)
                                   .read_text(encoding="utf-8"), encoding="utf-8")
     assert src(str(tmp_path)).actions["pick"].say == "pick up"
 

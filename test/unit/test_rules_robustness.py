@@ -13,9 +13,9 @@ from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.llm import LLMError
 from raider_ros.agent.parsing import parse_reply
 from raider_ros.agent.prompt import IssuePrompt, PromptConfig
-from raider_ros.agent.rules import RulesReasoner
-from raider_ros.agent.tools import ToolExecutorBase, ToolResult
-from raider_ros.core.scene import load_scene
+from raider_ros.agent.backends.rules import RulesReasoner
+from raider_ros.common.tool_contract import ToolExecutorBase, ToolResult
+from raider_ros.sim.scene import load_scene
 from support.agent_world import world_tools
 from support.fake_tools import SceneTools, drive
 

@@ -3,7 +3,7 @@ context, tool results, failures, warnings) and asking for tool answers through i
 import pytest
 
 from raider_ros.agent.prompt import IssuePrompt
-from raider_ros.agent.rules.transcript import KNOWN_TOOLS, Observations, read_conversation
+from raider_ros.agent.backends.rules.transcript import KNOWN_TOOLS, Observations, read_conversation
 
 
 def conv_of(*user_msgs, system=None, assistant=()):

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from raider_ros.core.paths import scenes_dir
-from raider_ros.core.render import visible_pixel_counts
-from raider_ros.core.scene import (SceneError, apply_setup, dump_scene, load_scene, load_scene_dir,
+from raider_ros.common.paths import scenes_dir
+from raider_ros.sim.render import visible_pixel_counts
+from raider_ros.sim.scene import (SceneError, apply_setup, dump_scene, load_scene, load_scene_dir,
                                    load_scene_text, scene_to_dict)
-from raider_ros.core.skills import distance_from_camera, inside, on_top_of, path_blockers
-from raider_ros.core.world import SimWorld
+from raider_ros.sim.skills import distance_from_camera, inside, on_top_of, path_blockers
+from raider_ros.sim.world import SimWorld
 
 EXAMPLE = Path("/work/shared/benchmark/examples/kitchen_example.scene.yaml")
 PROJECT_SCENES = sorted(scenes_dir().glob("*.scene.yaml"))

@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from raider_ros.agent.tools import ToolResult
+from raider_ros.common.tool_contract import ToolResult
 from raider_ros.perception.provider import (PersonInfo, ProviderError, RobotInfo, TruthProvider, make_provider,
                                             parse_truth)
 from raider_ros.perception.scene_graph import SceneGraph
-from raider_ros.perception.tools import TOOL_PARAMS, ToolBox, ToolConfig, normalise_relation
+from raider_ros.perception.toolbox import TOOL_PARAMS, ToolBox, ToolConfig, normalise_relation
 from raider_ros.perception.types import RELATIONS
 from raider_ros.perception.user_info import UserInfoAnswer
 from scene_graph_fixtures import KITCHEN, TRUTH, kitchen_result, perceived, result, synthetic_result
@@ -343,7 +343,7 @@ def test_truth_provider():
 
 
 def test_truth_provider_from_scene():
-    from raider_ros.core.scene import parse_scene
+    from raider_ros.sim.scene import parse_scene
     scene = parse_scene({"format": "raider-scene/1", "name": "s",
                          "robot": {"pose": [1, 2, 90], "reach": 0.9, "holding": "Mug_1"},
                          "objects": [{"id": "Mug_1", "type": "Mug", "center": [1, 1, 1], "size": [0.1, 0.1, 0.1],
@@ -408,8 +408,8 @@ def test_every_tool_answers_on_a_large_graph():
 # --------------------------------------------------------------------------- end to end
 def test_tools_on_a_rendered_scene():
     """Renderer -> perception pipeline -> scene graph -> tools, on a scene built here."""
-    from raider_ros.core.render import render
-    from raider_ros.core.scene import parse_scene
+    from raider_ros.sim.render import render
+    from raider_ros.sim.scene import parse_scene
     from raider_ros.perception.pipeline import PerceptionPipeline
 
     def box(i, t, center, size, **kw):

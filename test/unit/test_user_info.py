@@ -4,7 +4,7 @@ import threading
 import numpy as np
 import pytest
 
-from raider_ros.core.paths import data_dir
+from raider_ros.common.paths import data_dir
 from raider_ros.perception.user_info import UserInfoError, UserInfoRetriever, load_corpus
 
 CORPUS = data_dir() / "user_info" / "corpus.yaml"

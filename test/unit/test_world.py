@@ -9,10 +9,10 @@ import time
 import numpy as np
 import pytest
 
-from raider_ros.core.render import Renderer, visible_pixel_counts
-from raider_ros.core.scene import SceneError, parse_scene
-from raider_ros.core.skills import distance_from_camera, inside, on_top_of
-from raider_ros.core.world import SimWorld, SkillResult
+from raider_ros.sim.render import Renderer, visible_pixel_counts
+from raider_ros.sim.scene import SceneError, parse_scene
+from raider_ros.sim.skills import distance_from_camera, inside, on_top_of
+from raider_ros.sim.world import SimWorld, SkillResult
 from support.world_doc import DOC, obj
 
 

@@ -16,7 +16,7 @@ _FACTORIES: dict[str, Callable[..., LLM]] = {}
 _MODULES = {
     "openai": "raider_ros.agent.backends.openai_backend",
     "scripted": "raider_ros.agent.backends.scripted",
-    "rules": "raider_ros.agent.rules",
+    "rules": "raider_ros.agent.backends.rules",
 }
 
 

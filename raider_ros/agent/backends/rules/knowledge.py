@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 import yaml
 
-from raider_ros.core.paths import data_dir
-from raider_ros.perception.matching import compact, singular, split_words
+from raider_ros.common.paths import data_dir
+from raider_ros.common.text import singular, split_words, word_key
 from raider_ros.perception.types import RELATIONS
 
 _ID_SUFFIX = re.compile(r"[_\s-]*\d+$")
@@ -40,7 +40,7 @@ def type_words(name: str) -> list[str]:
 
 
 def type_key(name: str) -> str:
-    return compact(type_words(name))
+    return word_key(type_words(name))
 
 
 def say_type(name: str) -> str:
@@ -118,10 +118,10 @@ class Knowledge:
     known_types: frozenset[str] = field(default_factory=frozenset)
 
     def action_for_verb(self, verb: str) -> str | None:
-        return self.verb_index.get(compact(split_words(verb)))
+        return self.verb_index.get(word_key(split_words(verb)))
 
     def category_of(self, words: list[str]) -> str | None:
-        return self.category_aliases.get(compact(singular(w) for w in words))
+        return self.category_aliases.get(word_key(singular(w) for w in words))
 
     def in_category(self, name: str, category: str) -> bool:
         """A type belongs to a category when it, or its head word, is listed ("TableLamp": lamp)."""
@@ -198,8 +198,8 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
             raise KnowledgeError(f"{where}.args: expected a list of role names, got {roles!r}")
         actions[name] = ActionInfo(name, verbs, tuple(roles), str(spec.get("say") or name))
         for v in verbs:
-            verb_index.setdefault(compact(v), name)
-        verb_index.setdefault(compact(split_words(name)), name)
+            verb_index.setdefault(word_key(v), name)
+        verb_index.setdefault(word_key(split_words(name)), name)
 
     relations: list[RelationPhrase] = []
     for i, r in enumerate(_section(lang, "relations", lw, list)):
@@ -258,11 +258,11 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
             raise KnowledgeError(f"{where}: expected {{aliases, members}}")
         categories[name] = _type_set(spec.get("members"), f"{where}.members")
         for a in _phrases(spec.get("aliases") or [name], f"{where}.aliases"):
-            aliases.setdefault(compact(singular(w) for w in a), name)
+            aliases.setdefault(word_key(singular(w) for w in a), name)
     for word, members in (cats.get("synonyms") or {}).items():
         where = f"{cw}: synonyms.{word}"
         categories[f"synonym:{word}"] = _type_set(members, where)
-        aliases.setdefault(compact(singular(w) for w in _phrase(word, where)), f"synonym:{word}")
+        aliases.setdefault(word_key(singular(w) for w in _phrase(word, where)), f"synonym:{word}")
     type_lists = {k: _type_set(cats.get(k) or [], f"{cw}: {k}") for k in ("cutting_tools",)}
     known = frozenset(t for members in categories.values() for t in members if t != "*")
 

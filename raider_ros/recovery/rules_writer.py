@@ -1,9 +1,6 @@
-"""Recovery planning without an LLM, and the planner front end shared with the LLM backend.
-
-:class:`RulesRecoveryWriter` writes, for each issue category, the plan text an LLM would
-write (paper §3.5); :class:`RecoveryPlanner` runs a backend (``"rules"`` or any
-:class:`~raider_ros.agent.llm.LLM`) and parses the text with :func:`parse_plan`, so both paths
-go through the same interpreter.
+"""Recovery plans without an LLM: :class:`RulesRecoveryWriter` writes, for each issue
+category, the plan text an LLM would write (paper §3.5). The text goes through the same plan
+interpreter as an LLM's (:class:`raider_ros.recovery.planner.RecoveryPlanner`).
 
 Categories follow the benchmark (``IA``, ``IU1`` far, ``IU2`` obstructed, ``IU3`` absent,
 ``IU4`` wrong state, ``IU5`` wrong property, ``IU6`` robot) plus the person issues of the
@@ -14,15 +11,13 @@ read from the issue and the explanation.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from raider_ros.perception.matching import split_words
+from raider_ros.common.text import split_words
 from raider_ros.recovery.plan import (
     ACTIONS, ALIASES, Literal, Plan, PlanError, PlanStep, Var, parse_plan,
 )
-from raider_ros.recovery.prompt import RecoveryPrompt
 
 CATEGORIES = ("IA", "IU1", "IU2", "IU3", "IU4", "IU5", "IU6", "HU", "HG", "HH", "HD")
 FREE_TABLE, CURRENT_LOC = "free_table", "current_loc"
@@ -59,26 +54,26 @@ class RecoveryHints:
 
 
 @dataclass
-class ParsedQuery:
+class RecoveryRequest:
     action: str | None                     # a plan action name, or None when not recognised
     args: list[str]
     text: str
 
 
-def parse_query(query: str, grounding: Sequence[str] = ()) -> ParsedQuery:
+def read_request(query: str, grounding: Sequence[str] = ()) -> RecoveryRequest:
     """``pick(Medicine_1)``, ``approach medicine_counter`` or "Can you pick the apple?"."""
     q = query.strip()
     m = _CALL.match(q)
     if m:
         action = _canonical(m.group(1).replace(" ", "_"))
         args = [a.strip().strip("'\"").strip() for a in m.group(2).split(",") if a.strip()]
-        return ParsedQuery(action, args, q)
+        return RecoveryRequest(action, args, q)
     words = q.split()
     if words and _canonical(words[0]) in ACTIONS:
-        return ParsedQuery(_canonical(words[0]), [w.strip(",.?!") for w in words[1:]], q)
+        return RecoveryRequest(_canonical(words[0]), [w.strip(",.?!") for w in words[1:]], q)
     action = _verb_of(q)
     args = list(grounding) or _ID.findall(q) or ([_object_phrase(q)] if _object_phrase(q) else [])
-    return ParsedQuery(action, args, q)
+    return RecoveryRequest(action, args, q)
 
 
 def _canonical(name: str) -> str | None:
@@ -169,7 +164,7 @@ class RulesRecoveryWriter:
         if holding is None:   # "... but it is holding Egg_1": the explanation knows better
             m = re.search(r"(?:is|robot|already|it's|still) holding (?:the |an? )?([A-Z][A-Za-z]*_\d+)", explanation)
             holding = m.group(1) if m else None
-        q = parse_query(query, () if h.category == "IA" else h.grounding)
+        q = read_request(query, () if h.category == "IA" else h.grounding)
         category = (h.category or infer_category(issue, explanation, q.action)).upper()
         if category not in CATEGORIES:
             raise PlanError(f"unknown issue category {category!r}; expected one of {', '.join(CATEGORIES)}")
@@ -181,7 +176,7 @@ class RulesRecoveryWriter:
 
 
 class _Builder:
-    def __init__(self, q: ParsedQuery, explanation: str, holding: str | None, hints: RecoveryHints):
+    def __init__(self, q: RecoveryRequest, explanation: str, holding: str | None, hints: RecoveryHints):
         self.q, self.holding, self.hints = q, holding, hints
         self.explanation = explanation.strip().rstrip(".")
         self.steps: list[PlanStep] = []
@@ -358,84 +353,3 @@ class _Builder:
         else:
             self.add("ask", "Could you come a little closer, please?")
         self.original()
-
-
-# --------------------------------------------------------------------------- the planner
-@dataclass
-class RecoveryRecord:
-    """What the last planning call did (for logs and reports)."""
-    backend: str
-    texts: list[str] = field(default_factory=list)      # one per attempt
-    errors: list[str] = field(default_factory=list)     # why an attempt was rejected
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    elapsed_s: float = 0.0
-
-
-class RecoveryPlanner:
-    """``plan(query, issue, explanation, holding) -> Plan`` with a rules or an LLM backend.
-
-    ``backend``: ``"rules"`` or an object with ``complete(messages, *, deadline) -> LLMReply``.
-    An LLM plan that the interpreter rejects is sent back once (``retries``) with the reason.
-    """
-
-    def __init__(self, backend: Any = "rules", *, prompt: RecoveryPrompt | None = None,
-                 timeout_s: float = 30.0, retries: int = 1, known_names: Sequence[str] | None = None):
-        if isinstance(backend, str):
-            if backend != "rules":
-                raise ValueError(f"unknown recovery backend {backend!r}; expected 'rules' or an LLM object")
-            self._writer: RulesRecoveryWriter | None = RulesRecoveryWriter()
-            self._llm = None
-        elif callable(getattr(backend, "complete", None)):
-            self._writer, self._llm = None, backend
-        else:
-            raise ValueError(f"recovery backend {backend!r} has no complete(messages, *, deadline) method")
-        self._prompt = prompt
-        self.timeout_s = timeout_s
-        self.retries = max(0, int(retries))
-        self.known_names = known_names
-        self.last: RecoveryRecord | None = None
-
-    @property
-    def name(self) -> str:
-        if self._writer is not None:
-            return self._writer.name
-        return str(getattr(self._llm, "name", type(self._llm).__name__))
-
-    def plan(self, query: str, issue: str, explanation: str, holding: str | None = None, *,
-             hints: RecoveryHints | None = None, context: str = "") -> Plan:
-        start = time.monotonic()
-        rec = RecoveryRecord(self.name)
-        self.last = rec
-        try:
-            if self._writer is not None:
-                text = self._writer.write(query, issue, explanation, holding, hints)
-                rec.texts.append(text)
-                return parse_plan(text, known_names=self.known_names)
-            return self._plan_llm(rec, query, issue, explanation, holding, context)
-        finally:
-            rec.elapsed_s = time.monotonic() - start
-
-    def _plan_llm(self, rec: RecoveryRecord, query: str, issue: str, explanation: str,
-                  holding: str | None, context: str) -> Plan:
-        if self._prompt is None:
-            self._prompt = RecoveryPrompt.load()
-        messages = self._prompt.messages(query, issue, explanation, holding, context)
-        deadline = time.monotonic() + self.timeout_s
-        for attempt in range(self.retries + 1):
-            reply = self._llm.complete(messages, deadline=deadline)
-            rec.prompt_tokens += int(getattr(reply, "prompt_tokens", 0) or 0)
-            rec.completion_tokens += int(getattr(reply, "completion_tokens", 0) or 0)
-            text = str(getattr(reply, "text", "") or "")
-            rec.texts.append(text)
-            try:
-                return parse_plan(text, known_names=self.known_names)
-            except PlanError as exc:
-                rec.errors.append(str(exc))
-                if attempt == self.retries:
-                    raise
-                messages = [*messages, {"role": "assistant", "content": text},
-                            {"role": "user", "content": f"The plan was rejected: {exc}. Write the corrective "
-                                                        "actions again, using only the listed actions, one "
-                                                        "call per line."}]
-        raise AssertionError("unreachable")  # pragma: no cover

@@ -3,7 +3,7 @@
 Each skill takes the current :class:`Scene` and its arguments and returns either the scene
 after the skill (a new value; the input is never changed) or a :class:`SkillFailure` whose
 message says, in words a person understands, which precondition does not hold and names the
-objects involved. :class:`raider_ros.core.world.SimWorld` adds timing, feedback, cancelling
+objects involved. :class:`raider_ros.sim.world.SimWorld` adds timing, feedback, cancelling
 and locking around these functions.
 
 Definitions (benchmark format v1, "Ground-truth geometry"):
@@ -57,7 +57,10 @@ from typing import Callable, Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from .render import Renderer, entity_yaw_deg
+from raider_ros.common import geometry
+from raider_ros.common.geometry import entity_yaw_deg
+
+from .render import Renderer
 from .scene import Person, Scene, SceneObject
 
 Entity = SceneObject | Person
@@ -99,18 +102,9 @@ def _rot2(yaw_deg: float) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
-def footprint(e: Entity) -> np.ndarray:
-    """(4, 2) corners of the true box seen from above."""
-    hx, hy = e.size[0] / 2.0, e.size[1] / 2.0
-    local = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]])
-    return local @ _rot2(entity_yaw_deg(e)).T + np.asarray(e.center[:2])
-
-
 def aabb(e: Entity) -> tuple[np.ndarray, np.ndarray]:
     """Axis-aligned box of the true extents (rotated corners for boxes with yaw)."""
-    fp = footprint(e)
-    cz, hz = e.center[2], e.size[2] / 2.0
-    return np.array([*fp.min(0), cz - hz]), np.array([*fp.max(0), cz + hz])
+    return geometry.true_box(e)
 
 
 def bottom(e: Entity) -> float:
@@ -137,17 +131,13 @@ def distance_from_camera(scene: Scene, e: Entity) -> float:
     return distance_to_box(optical_centre(scene), e)
 
 
-def _overlap_1d(a0, a1, b0, b1) -> float:
-    return max(0.0, min(a1, b1) - max(a0, b0))
-
-
 def on_top_of(a: Entity, b: Entity) -> bool:
     """A's bottom within 3 cm of B's top and at least half of A's footprint over B's."""
     if a.id == b.id or abs(bottom(a) - top(b)) > CONTACT_TOL_M:
         return False
     (a0, a1), (b0, b1) = aabb(a), aabb(b)
     area = (a1[0] - a0[0]) * (a1[1] - a0[1])
-    over = _overlap_1d(a0[0], a1[0], b0[0], b1[0]) * _overlap_1d(a0[1], a1[1], b0[1], b1[1])
+    over = float(np.prod(np.maximum(geometry.overlap(a0[:2], a1[:2], b0[:2], b1[:2]), 0.0)))
     return area > 0 and over >= 0.5 * area
 
 
@@ -164,7 +154,7 @@ def inside(a: Entity, b: Entity) -> bool:
     if np.any(c < b0) or np.any(c > b1):
         return False
     vol = float(np.prod(a1 - a0))
-    over = float(np.prod([_overlap_1d(a0[i], a1[i], b0[i], b1[i]) for i in range(3)]))
+    over = float(np.prod(np.maximum(geometry.overlap(a0, a1, b0, b1), 0.0)))
     return vol > 0 and over >= 0.5 * vol
 
 
@@ -188,50 +178,15 @@ def supports(scene: Scene, e: Entity) -> list[SceneObject]:
     return out
 
 
-def segment_rect_distance(p0, p1, lo, hi) -> float:
-    """2-D distance between the segment p0-p1 and the rectangle [lo, hi] (0 when they touch)."""
-    p0, p1 = np.asarray(p0, float)[:2], np.asarray(p1, float)[:2]
-    lo, hi = np.asarray(lo, float)[:2], np.asarray(hi, float)[:2]
-    d = p1 - p0
-    # Liang-Barsky clip: does the segment enter the rectangle?
-    t0, t1 = 0.0, 1.0
-    for k in range(2):
-        if abs(d[k]) < 1e-12:
-            if p0[k] < lo[k] or p0[k] > hi[k]:
-                break
-        else:
-            a, b = (lo[k] - p0[k]) / d[k], (hi[k] - p0[k]) / d[k]
-            t0, t1 = max(t0, min(a, b)), min(t1, max(a, b))
-    else:
-        if t0 <= t1:
-            return 0.0
-    corners = [np.array([x, y]) for x in (lo[0], hi[0]) for y in (lo[1], hi[1])]
-    ends = [float(np.linalg.norm(np.maximum(np.maximum(lo - p, p - hi), 0.0))) for p in (p0, p1)]
-    return min(*ends, *(_point_segment_distance(c, p0, p1) for c in corners))
-
-
-def _point_segment_distance(p, a, b) -> float:
-    ab = b - a
-    L = float(ab @ ab)
-    t = 0.0 if L == 0 else float(np.clip((p - a) @ ab / L, 0.0, 1.0))
-    return float(np.linalg.norm(p - (a + t * ab)))
-
-
 def carries(a: Entity, b: Entity) -> bool:
     """A carries or contains B: B's centre lies over A's footprint and A's bottom is not above B's."""
-    lo, hi = aabb(a)
-    c = b.center
-    return bool(lo[0] <= c[0] <= hi[0] and lo[1] <= c[1] <= hi[1] and lo[2] <= bottom(b) + 1e-9)
+    return geometry.carries(*aabb(a), *aabb(b))
 
 
 def floor_path_distance(scene: Scene, target: Entity, obstacle: Entity) -> float:
     """3-D distance between the obstacle's box and the floor segment (z = 0) from the robot base
     to the point of the target's footprint nearest to the base."""
-    base = np.array([scene.robot.x, scene.robot.y])
-    tlo, thi = aabb(target)
-    end = np.clip(base, tlo[:2], thi[:2])
-    lo, hi = aabb(obstacle)
-    return math.hypot(segment_rect_distance(base, end, lo, hi), max(float(lo[2]), 0.0))
+    return geometry.floor_path_distance((scene.robot.x, scene.robot.y), *aabb(target), *aabb(obstacle))
 
 
 def path_blockers(scene: Scene, target: Entity) -> list[tuple[str, float]]:

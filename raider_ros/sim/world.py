@@ -2,7 +2,7 @@
 
 :class:`SimWorld` holds the current :class:`Scene`, renders it on demand (cached per world
 version), reports the ground truth in benchmark field names, and executes the robot's skills
-(:mod:`raider_ros.core.skills`): a skill changes the world only when its physical
+(:mod:`raider_ros.sim.skills`): a skill changes the world only when its physical
 preconditions hold in the simulated truth, otherwise it fails with the reason.
 
 All state sits behind one lock. Every change (load, setup, successful skill) builds the new
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .paths import resolve_scene
+from raider_ros.common.paths import resolve_scene
 from .render import Frame, Renderer
 from .scene import Camera, Robot, Scene, SceneError, apply_setup, load_scene, parse_scene, scene_to_dict
 from .skills import SKILLS, SkillFailure, SkillParams, run_skill

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, TextIO
 
 
-from raider_ros.core.paths import data_dir
-from raider_ros.core.yamlfile import read_yaml
+from raider_ros.common.paths import data_dir
+from raider_ros.common.yamlfile import read_yaml
 
 SCENARIO_FORMAT = "raider-scenario/1"
 SETUP_KEYS = ("robot", "objects", "people", "remove", "add")

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 
-from raider_ros.core.paths import data_dir
-from raider_ros.core.yamlfile import read_yaml_mapping
+from raider_ros.common.paths import data_dir
+from raider_ros.common.yamlfile import read_yaml_mapping
 
 
 # --------------------------------------------------------------------------- results

@@ -1,13 +1,37 @@
-"""Box and image-plane geometry shared by the oracle (true boxes) and the perception
-relations (boxes of perceived points). Pure functions of the numbers passed in: nothing
-here knows where a box came from."""
+"""The one box geometry of the project: the simulator's skills and the oracle use it on the
+true extents of scene entities, perception uses it on the boxes of perceived points.
+
+Boxes are axis-aligned, given as ``(lo, hi)`` corner arrays in the world frame (x, y, z up).
+Everything here is a pure function of the numbers passed in; :func:`true_box` reads the
+extents of a scene entity (anything with ``center``, ``size`` and, for boxes, ``yaw_deg``)."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.camera import CameraModel
+if TYPE_CHECKING:  # the camera model is duck-typed: world_to_optical, fx, fy, cx, cy
+    from raider_ros.sim.camera import CameraModel
+
+
+
+def entity_yaw_deg(e) -> float:
+    """Yaw applies to boxes only (benchmark format v1); cylinders, spheres and people have none."""
+    return float(getattr(e, "yaw_deg", 0.0) or 0.0) if getattr(e, "shape", None) == "box" else 0.0
+
+
+def true_box(e) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of the axis-aligned box of an entity's true extents; a box with yaw uses the box
+    around its rotated corners. Cylinders and spheres use their bounding box."""
+    c = np.asarray(e.center, float)
+    half = np.asarray(e.size, float) / 2.0
+    yaw = entity_yaw_deg(e)
+    if yaw % 180.0 != 0.0:
+        t = math.radians(yaw)
+        ca, sa = abs(math.cos(t)), abs(math.sin(t))
+        half = np.array([ca * half[0] + sa * half[1], sa * half[0] + ca * half[1], half[2]])
+    return c - half, c + half
 
 
 def overlap(lo1, hi1, lo2, hi2) -> np.ndarray:
@@ -59,7 +83,9 @@ def floor_path_end(base_xy, lo, hi) -> np.ndarray:
 
 
 def floor_path_distance(base_xy, target_lo, target_hi, lo, hi) -> float:
-    """3-D distance between box [lo, hi] and the floor segment (z = 0) from the base to the target."""
+    """3-D distance between box [lo, hi] and the floor segment (z = 0) from the base to the point
+    of the target's footprint nearest to the base. The height term is the box's gap to the
+    floor plane: its bottom when it floats above the floor, 0 when it touches or crosses it."""
     end = floor_path_end(base_xy, target_lo, target_hi)
     dxy = segment_box_distance_2d(base_xy, end, lo, hi)
     dz = max(float(lo[2]), 0.0, -float(hi[2]))

@@ -25,11 +25,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from raider_ros.agent.tools import ToolExecutorBase, ToolFailure, ToolResult
-from raider_ros.core.paths import data_dir
+from raider_ros.common.tool_contract import ToolExecutorBase, ToolFailure, ToolResult
+from raider_ros.common.paths import data_dir
 
 from .matching import NoMatch
-from .geometry import floor_path_end
+from raider_ros.common.geometry import floor_path_end
 from .provider import Provider, RobotInfo
 from .relations import RelationParams
 from .relations import check_free_path as relations_free_path

@@ -2,7 +2,7 @@
 Ask & Answer, Issue) with the same tool-call text protocol as a language model, from
 knowledge files in data/knowledge/ (categories, verbs and qualifiers, preconditions).
 
-``from raider_ros.agent.rules import RulesReasoner``; importing this package also registers
+``from raider_ros.agent.backends.rules import RulesReasoner``; importing this package also registers
 the backend as ``make_llm("rules", ...)``.
 """
 from .reasoner import RulesReasoner

@@ -1,10 +1,10 @@
 """Evaluate issue detection on a directory of benchmark format v1.
 
-    python -m raider_ros.tools.evaluate --cases DIR --backend rules|openai|scripted --out DIR
+    python -m raider_ros.cli.evaluate --cases DIR --backend rules|openai|scripted --out DIR
            [--mode local|ros] [--limit N] [--filter REGEX] [--set KEY=VALUE ...]
            [--case-timeout S]
-    python -m raider_ros.tools.evaluate --cases DIR --check          # load and validate only
-    python -m raider_ros.tools.evaluate --compare OUT1 OUT2 ... --out DIR   # side-by-side tables
+    python -m raider_ros.cli.evaluate --cases DIR --check          # load and validate only
+    python -m raider_ros.cli.evaluate --compare OUT1 OUT2 ... --out DIR   # side-by-side tables
 
 Writes OUT/report.json, OUT/report.md and OUT/report.png. Exit status: 0 when the run
 completed (failed cases included), 1 when there was nothing to run (no loadable case, or the

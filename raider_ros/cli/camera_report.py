@@ -18,7 +18,7 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
 
-from raider_ros.core.sync import StampSync
+from raider_ros.ros.stamp_sync import StampSync
 from raider_ros.msg import InstanceLabels
 from raider_ros.ros import conversions as conv
 

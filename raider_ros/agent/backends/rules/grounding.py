@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from rapidfuzz import fuzz
 
-from raider_ros.perception.matching import compact, singular, split_words
+from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
 from .knowledge import Knowledge, type_key, type_words
@@ -88,8 +88,8 @@ class Grounder:
     def _match(self, raw: str, words: list[str], ids: list[str]) -> tuple[list[str], str]:
         if not ids:
             return [], ""
-        rawc = compact(split_words(raw))
-        by_id = [i for i in ids if rawc and compact(split_words(i)) == rawc]
+        rawc = word_key(split_words(raw))
+        by_id = [i for i in ids if rawc and word_key(split_words(i)) == rawc]
         if by_id:
             return by_id, "id"
         if not words:
@@ -99,22 +99,22 @@ class Grounder:
             tw = type_words(i)
             if not tw:
                 continue
-            if compact(tw) == compact(words):
+            if word_key(tw) == word_key(words):
                 levels[3].append(i)
-            elif tw[-1] == words[-1] or compact(tw) == words[-1]:
+            elif tw[-1] == words[-1] or word_key(tw) == words[-1]:
                 tmods, pmods = tw[:-1], words[:-1]
-                if set(tmods) <= set(pmods) or compact(tw) == words[-1]:
+                if set(tmods) <= set(pmods) or word_key(tw) == words[-1]:
                     levels[2].append(i)
                 elif not pmods:
                     levels[1].append(i)
-            elif len(tw) > 1 and tw[-1] in self.kb.container_heads and compact(tw[:-1]) == compact(words):
+            elif len(tw) > 1 and tw[-1] in self.kb.container_heads and word_key(tw[:-1]) == word_key(words):
                 levels[0].append(i)                  # "the sugar": the SugarJar
         for q in (3, 2, 1, 0):
             if levels[q]:
                 return levels[q], "type"
 
         phrase = " ".join(words)
-        scores = {i: max(fuzz.ratio(phrase, " ".join(type_words(i))), fuzz.ratio(compact(words), type_key(i)))
+        scores = {i: max(fuzz.ratio(phrase, " ".join(type_words(i))), fuzz.ratio(word_key(words), type_key(i)))
                   for i in ids}
         best = max(scores.values())
         if best >= FUZZY_CUTOFF:
@@ -387,22 +387,22 @@ class Grounder:
         people = self.pool.people
         if not people:
             return Grounding("none", how="name")
-        rawc = compact(split_words(np.raw))
-        by_id = [p for p in people if compact(split_words(p)) == rawc]
+        rawc = word_key(split_words(np.raw))
+        by_id = [p for p in people if word_key(split_words(p)) == rawc]
         if by_id:
             return Grounding.of(by_id, base=by_id, how="id")
         name_words = [w for w in np.words if w not in self.kb.person_words and w not in self.kb.person_pronouns]
         if not name_words:
             ids = list(people)
             return Grounding.of(ids, base=ids, how="name")
-        wanted = {compact(name_words), *name_words}
+        wanted = {word_key(name_words), *name_words}
         hits = []
         for pid, name in people.items():
             if not name:
                 continue
             nw = split_words(name)
-            if compact(nw) in wanted or set(nw) & set(name_words) or \
-                    max(fuzz.ratio(compact(nw), w) for w in wanted) >= FUZZY_CUTOFF:
+            if word_key(nw) in wanted or set(nw) & set(name_words) or \
+                    max(fuzz.ratio(word_key(nw), w) for w in wanted) >= FUZZY_CUTOFF:
                 hits.append(pid)
         if hits:
             return Grounding.of(hits, base=hits, how="name")

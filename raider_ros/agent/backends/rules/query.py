@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from raider_ros.perception.matching import singular, split_words
+from raider_ros.common.text import singular, split_words
 
 from .knowledge import Knowledge
 
@@ -78,7 +78,7 @@ class ParsedQuery:
 
 
 # --------------------------------------------------------------------------- tokens
-def tokens(text: str) -> list[str]:
+def query_words(text: str) -> list[str]:
     out = []
     for t in _TOKEN.findall(text.replace("\u2019", "'").replace("-", " ")):
         low = t.lower()
@@ -129,7 +129,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
 
     # "the bowl if it doesn't contain anything"
     for p in kb.emptiness_phrases:
-        ptoks = tokens(p)
+        ptoks = query_words(p)
         ptoks = [t.lower() for t in ptoks]
         for i in range(len(toks) - len(ptoks) + 1):
             if toks[i:i + len(ptoks)] == ptoks:
@@ -294,7 +294,7 @@ def _structured(q: str, kb: Knowledge) -> ParsedQuery | None:
     action = kb.action_for_verb(m.group(1))
     if action is None:
         return None
-    pq = _assign(action, m.group(1), [tokens(a) for a in _split_args(m.group(2))], kb, True)
+    pq = _assign(action, m.group(1), [query_words(a) for a in _split_args(m.group(2))], kb, True)
     pq.text = q
     return pq
 
@@ -329,7 +329,7 @@ def _verb_phrases(kb: Knowledge) -> list[tuple[tuple[str, ...], str]]:
 
 
 def _natural(q: str, kb: Knowledge) -> ParsedQuery:
-    orig = tokens(q)
+    orig = query_words(q)
     toks = [t.lower() for t in orig]
     toks, orig = _strip_lead(toks, orig, kb.lead_fillers)
     toks, orig = _strip_trail(toks, orig, kb.trail_fillers)
@@ -407,7 +407,7 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
 def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
     """Fold a clarification into the query: who a person is, or which object is meant."""
     for sentence in re.split(r"(?<=[.!?;])\s+", context.strip()):
-        orig = tokens(sentence)
+        orig = query_words(sentence)
         toks = [t.lower() for t in orig]
         if not toks:
             continue

@@ -1,6 +1,6 @@
 """Ray-cast RGB, depth and instance images of a :class:`Scene` (ROS-free).
 
-The camera is :class:`~raider_ros.core.camera.CameraModel`; its rays are scaled so that the
+The camera is :class:`~raider_ros.sim.camera.CameraModel`; its rays are scaled so that the
 ray-caster's hit parameter *t* is the optical-frame depth z. Every drawn entity (objects, then
 people, skipping the object in the gripper) becomes one triangle mesh in an open3d
 ``RaycastingScene``; entity k of that list has instance id k + 1. The floor (the plane z = 0,
@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import open3d as o3d
+
+from raider_ros.common.geometry import entity_yaw_deg
 
 from .camera import CameraModel
 from .scene import Person, Scene, SceneObject
@@ -94,11 +96,6 @@ def drawn_entities(scene: Scene) -> list[Entity]:
 
 
 # --------------------------------------------------------------------------- meshes
-def entity_yaw_deg(e: Entity) -> float:
-    """Yaw applies to boxes only (benchmark format v1); people are upright boxes without yaw."""
-    return float(e.yaw_deg) if isinstance(e, SceneObject) and e.shape == "box" else 0.0
-
-
 def _geometry_key(e: Entity) -> tuple:
     if isinstance(e, Person):
         return ("box", e.center, e.size, 0.0, frozenset())

@@ -1,1 +1,0 @@
-"""ROS-free building blocks: scenes, camera model, rendering, the simulated world."""

@@ -1,0 +1,1 @@
+"""ROS-free simulator: scene model, camera model, renderer, world and skills."""
