@@ -1,8 +1,8 @@
 """raider_ros: action issue detection, explanation and recovery for ROS 2 robots.
 
-The subpackages split into a ROS-free core (``core``, ``perception``, ``agent``,
-``recovery``, ``executor``, ``evaluation``) that imports nothing from rclpy, and thin ROS 2
-adapters (``nodes``, ``ros``). Generated interfaces live in ``raider_ros.msg``, ``.srv`` and
+The subpackages split into a ROS-free core (``common``, ``sim``, ``perception``, ``agent``,
+``recovery``, ``executor``, ``human``, ``evaluation``) that imports nothing from rclpy, and thin
+ROS 2 adapters (``ros``, ``nodes``) with the command-line programs in ``cli``. Generated interfaces live in ``raider_ros.msg``, ``.srv`` and
 ``.action`` once the package is built with colcon.
 """
 __version__ = "0.1.0"
