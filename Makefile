@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh &&
 PYTEST_ARGS ?=
-CASES ?= data/benchmark
+CASES ?= data/benchmark/dev
 BACKEND ?= rules
 OUT ?= out/evaluation
 

@@ -52,7 +52,8 @@ SHARED_EXAMPLES = Path("/work/shared/benchmark/examples")
 # --------------------------------------------------------------------------- scenes
 def project_scenes() -> list[tuple[str, Scene]]:
     """Every scene file of the project (and the shared examples), plus one scene per case setup."""
-    dirs = [data_dir() / "scenes", data_dir() / "benchmark", SHARED_EXAMPLES]
+    dirs = [data_dir() / "scenes", *sorted(p for p in (data_dir() / "benchmark").iterdir() if p.is_dir()),
+            SHARED_EXAMPLES]
     out: list[tuple[str, Scene]] = []
     for d in dirs:
         if not d.is_dir():

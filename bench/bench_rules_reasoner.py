@@ -43,7 +43,7 @@ _EXAMPLES = "benchmark/examples"   # shared/ lies beside the repository
 SETS = {"examples": next((p / "shared" / _EXAMPLES for p in ROOT.parents if (p / "shared" / _EXAMPLES).is_dir()),
                          Path("/work/shared") / _EXAMPLES),
         "rules": ROOT / "test" / "data" / "rules",
-        "project": ROOT / "data" / "benchmark"}
+        "project": ROOT / "data" / "benchmark" / "dev"}
 
 
 class Timed:

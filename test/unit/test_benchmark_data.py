@@ -38,7 +38,7 @@ from raider_ros.evaluation.stem import stem_key, text_forms
 from raider_ros.perception.oracle import OracleGeometry, carries
 from raider_ros.perception.types import RELATIONS
 
-BENCH_DIR = data_dir() / "benchmark"
+BENCH_DIR = data_dir() / "benchmark" / "dev"
 BENCH = load_benchmark(BENCH_DIR)
 CASES = {c.id: c for c in BENCH.cases}
 NEAR_MARGIN, FAR_MARGIN = 0.10, 0.20
