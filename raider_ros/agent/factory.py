@@ -57,6 +57,8 @@ def make_backend(s: DetectorSettings, toolset=None):
         if not s.fixture:
             raise ValueError("the scripted backend needs a fixture file (setting 'fixture')")
         return make_llm("scripted", fixture=s.fixture)
+    if s.backend == "rules":   # the robot's limits come from the settings, never from prompt text
+        return make_llm("rules", **{"reach_m": s.reach_m, "handover_distance_m": s.handover_distance_m, **s.extra})
     return make_llm(s.backend, **s.extra)
 
 

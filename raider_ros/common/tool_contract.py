@@ -278,3 +278,46 @@ def _parse_tool(raw: Any, where: str) -> ToolSpec:
         args.append(ToolArg(a["name"], schema))
     return ToolSpec(name=name, args=tuple(args), description=" ".join(desc.split()),
                     returns=" ".join(str(raw.get("returns") or "").split()))
+
+
+# --------------------------------------------------------------------------- the catalogue
+def tool_catalogue(folder: Path | None = None) -> dict[str, ToolSpec]:
+    """Every tool of every toolset file (``data/toolsets/*.yaml``), by name: the one source of
+    truth for tool names and arguments. The implementations (``perception.toolbox.ToolBox``)
+    and the rules backend are checked against it. A tool described with different arguments
+    in two files is a :class:`ToolsetError`."""
+    folder = folder or toolsets_dir()
+    key = str(folder)
+    if key not in _CATALOGUES:
+        out: dict[str, ToolSpec] = {}
+        where: dict[str, str] = {}
+        for f in sorted(folder.glob("*.yaml")):
+            for spec in load_toolset(f).tools:
+                prev = out.get(spec.name)
+                if prev is not None and prev.arg_names != spec.arg_names:
+                    raise ToolsetError(f"tool {spec.name} has arguments {prev.arg_names} in {where[spec.name]} "
+                                       f"but {spec.arg_names} in {f.name}")
+                out.setdefault(spec.name, spec)
+                where.setdefault(spec.name, f.name)
+        _CATALOGUES[key] = out
+    return dict(_CATALOGUES[key])
+
+
+_CATALOGUES: dict[str, dict[str, ToolSpec]] = {}
+
+
+def check_implementations(catalogue: Mapping[str, ToolSpec], implemented: Mapping[str, Sequence[str]],
+                          what: str = "implementation") -> None:
+    """Raise :class:`ToolsetError` naming every disagreement between the catalogue (tool ->
+    argument names) and the implemented tools (tool -> parameter names)."""
+    problems = []
+    for name, spec in sorted(catalogue.items()):
+        if name not in implemented:
+            problems.append(f"{name}: described in data/toolsets but has no {what}")
+        elif list(implemented[name]) != spec.arg_names:
+            problems.append(f"{name}: data/toolsets says {spec.signature()}, the {what} takes "
+                            f"{name}({', '.join(implemented[name])})")
+    for name in sorted(set(implemented) - set(catalogue)):
+        problems.append(f"{name}: has an {what} but no toolset file describes it")
+    if problems:
+        raise ToolsetError("toolsets and tools disagree: " + "; ".join(problems))

@@ -15,6 +15,7 @@ tool is the table in docs/architecture.md ("Tool names, arguments and JSON resul
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import threading
@@ -25,11 +26,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from raider_ros.common.tool_contract import ToolExecutorBase, ToolFailure, ToolResult
+from raider_ros.common.geometry import floor_path_end
 from raider_ros.common.paths import data_dir
+from raider_ros.common.tool_contract import (ToolExecutorBase, ToolFailure, ToolResult, check_implementations,
+                                             tool_catalogue)
 
 from .matching import NoMatch
-from raider_ros.common.geometry import floor_path_end
 from .provider import Provider, RobotInfo
 from .relations import RelationParams
 from .relations import check_free_path as relations_free_path
@@ -37,25 +39,6 @@ from .scene_graph import SceneGraph, SceneSnapshot, jsonable
 from .types import RELATIONS
 
 __all__ = ["ToolBox", "ToolConfig", "ToolResult", "TOOL_PARAMS", "normalise_relation"]
-
-# tool -> parameter names, in call order
-TOOL_PARAMS: dict[str, tuple[str, ...]] = {
-    "object_detection": (),
-    "robot_holding": (),
-    "dist_to_target": ("target",),
-    "get_obj_state": ("obj",),
-    "get_obj_properties": ("obj",),
-    "check_obj_relationship": ("relationship", "obj"),
-    "check_free_path": ("target",),
-    "dist_between_objs": ("obj1", "obj2"),
-    "dist_robot_to_obj": ("obj",),
-    "check_humans_around": (),
-    "recognize_humans": (),
-    "dist_robot_to_human": ("human",),
-    "human_hands_free": ("human",),
-    "detect_human_gaze": ("human",),
-    "retrieve_user_information": ("query",),
-}
 
 # other ways of naming the relations of types.RELATIONS (same direction: "X <rel> obj")
 _RELATION_ALIASES = {
@@ -126,6 +109,12 @@ class ToolBox(ToolExecutorBase):
         self._user_info_lock = threading.Lock()
         self._relation_params = replace(RelationParams(), path_corridor_m=self.config.path_clearance_m)
         self._tools: dict[str, Callable[..., Any]] = {n: getattr(self, "_t_" + n) for n in TOOL_PARAMS}
+
+    @classmethod
+    def implemented(cls) -> dict[str, tuple[str, ...]]:
+        """Tool -> parameter names, read off the ``_t_<tool>(self, snap, ...)`` methods."""
+        return {name[3:]: tuple(list(inspect.signature(fn).parameters)[2:])
+                for name, fn in inspect.getmembers(cls, inspect.isfunction) if name.startswith("_t_")}
 
     # ---------------------------------------------------------------------- public API
     @property
@@ -427,3 +416,15 @@ def _natural(s: str):
     """'Mug_2' < 'Mug_10'."""
     head, _, tail = s.rpartition("_")
     return (head, int(tail)) if tail.isdigit() else (s, -1)
+
+
+def _tool_params() -> dict[str, tuple[str, ...]]:
+    """The catalogue's tools and arguments (data/toolsets), after checking that the ToolBox
+    implements exactly those tools with exactly those parameters."""
+    catalogue = tool_catalogue()
+    check_implementations(catalogue, ToolBox.implemented(), "implementation in perception/toolbox.py")
+    return {name: tuple(spec.arg_names) for name, spec in catalogue.items()}
+
+
+# tool -> parameter names, in call order (from data/toolsets; checked against the methods)
+TOOL_PARAMS: dict[str, tuple[str, ...]] = _tool_params()

@@ -210,8 +210,10 @@ def assistive(reach=0.5):
                                                           "handover_distance_m": 0.5}))
 
 
-def test_appendix_d_pick_medicine_ambiguity_then_clarified_and_out_of_reach(llm):
-    p = assistive()
+def test_appendix_d_pick_medicine_ambiguity_then_clarified_and_out_of_reach():
+    # the robot of the assistive plan reaches 0.5 m: configuration, whatever the prompt says
+    llm = RulesReasoner(use_embeddings=False, reach_m=0.5)
+    p = assistive(reach=1.1)
     answers = {("object_detection",): ["medicine1", "medicine2", "plant", "bottle", "medicine_counter"],
                ("robot_holding",): None,
                ("dist_between_objs", "plant", "medicine1"): 0.1, ("dist_between_objs", "plant", "medicine2"): 0.2,

@@ -3,7 +3,8 @@ context, tool results, failures, warnings) and asking for tool answers through i
 import pytest
 
 from raider_ros.agent.prompt import IssuePrompt
-from raider_ros.agent.backends.rules.transcript import KNOWN_TOOLS, Observations, read_conversation
+from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
+from raider_ros.common.tool_contract import tool_catalogue
 
 
 def conv_of(*user_msgs, system=None, assistant=()):
@@ -15,16 +16,15 @@ def conv_of(*user_msgs, system=None, assistant=()):
     return read_conversation(msgs)
 
 
-def test_tools_and_facts_come_from_the_system_prompt():
+def test_the_tool_list_comes_from_the_system_prompt_and_the_catalogue():
     c = conv_of("Query: pick(Apple)")
     assert c.tools == set(IssuePrompt("household").toolset.names)
-    assert c.reach_m == pytest.approx(1.1)
+    assert not hasattr(c, "reach_m") and not hasattr(c, "handover_m")   # limits: configuration only
     a = conv_of("Query: pick(Apple)", system=IssuePrompt("assistive").system)
     assert "check_free_path" in a.tools and "get_obj_state" not in a.tools
-    assert a.handover_m == pytest.approx(0.5)
     assert conv_of("pick(Apple)", system="You are a robot.").tools == set()
     assert conv_of("pick(Apple)", system="Use object_detection and robot_holding.").tools == \
-        {"object_detection", "robot_holding"} < set(KNOWN_TOOLS)
+        {"object_detection", "robot_holding"} < set(tool_catalogue())
 
 
 def test_first_user_message_forms():

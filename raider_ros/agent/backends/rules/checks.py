@@ -29,14 +29,14 @@ class CheckOutcome:
 class Checker:
     def __init__(self, obs: Observations, kb: Knowledge, *, action: str, say: str,
                  grounded: Mapping[str, str], pool: Pool, distance_tool: str | None,
-                 reach_m: float | None, handover_m: float | None, place_relation: str | None):
+                 reach_m: float, handover_m: float, place_relation: str | None):
         self.obs, self.kb = obs, kb
         self.action, self.say = action, say
         self.grounded = dict(grounded)
         self.pool = pool
         self.distance_tool = distance_tool
         self.reach_m = reach_m
-        self.handover_m = handover_m if handover_m is not None else kb.handover_distance_m
+        self.handover_m = handover_m
         self.place_relation = place_relation
 
     # ------------------------------------------------------------------ helpers
@@ -161,7 +161,7 @@ class Checker:
             return self._outcome("reachable", role, obj, "unknown", f"the distance to {obj} ({self._unknown(a)})")
         reach = entry.get("reach_m") if isinstance(entry, dict) else None
         reach = float(reach) if isinstance(reach, (int, float)) and not isinstance(reach, bool) \
-            else (self.reach_m or self.kb.reach_m)
+            else self.reach_m
         within = entry.get("within_reach") if isinstance(entry, dict) else None
         within = within if isinstance(within, bool) else d <= reach
         if within:

@@ -113,8 +113,6 @@ class Knowledge:
     type_lists: dict[str, frozenset[str]]
     checks: dict[str, list[dict]]
     text: dict[str, Any]                          # questions, failures, passes, sentences, ...
-    handover_distance_m: float
-    reach_m: float
     known_types: frozenset[str] = field(default_factory=frozenset)
 
     def action_for_verb(self, verb: str) -> str | None:
@@ -308,7 +306,5 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         not_pickupable=_type_set(cats.get("not_pickupable") or [], f"{cw}: not_pickupable"),
         single_item_receptacles=_type_set(cats.get("single_item_receptacles") or [], f"{cw}: single_item_receptacles"),
         type_lists=type_lists, checks=checks, text=text,
-        handover_distance_m=num(pre, "handover_distance_m", pw, 0.5),
-        reach_m=num(pre, "reach_m", pw, 1.1),
         known_types=known,
     )

@@ -62,7 +62,8 @@ class RulesReasoner:
     name = "rules (no LLM)"
 
     def __init__(self, knowledge_dir: str | None = None, use_embeddings: bool = True,
-                 max_turns: int = 8, model: str | None = None, preload: bool = True):
+                 max_turns: int = 8, model: str | None = None, preload: bool = True,
+                 reach_m: float = 1.1, handover_distance_m: float = 0.5):
         if not isinstance(max_turns, int) or max_turns < 2:
             raise ValueError(f"max_turns must be an integer >= 2, got {max_turns!r}")
         try:
@@ -71,6 +72,12 @@ class RulesReasoner:
             raise ValueError(str(e)) from None
         self.use_embeddings = bool(use_embeddings)
         self.max_turns = max_turns
+        for name, v in (("reach_m", reach_m), ("handover_distance_m", handover_distance_m)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 100:
+                raise ValueError(f"{name} must be a positive number of metres, got {v!r}")
+        # the robot's limits come from configuration (the detector settings), never from the
+        # prompt's wording; a distance result's own reach_m still wins over reach_m
+        self.reach_m, self.handover_distance_m = float(reach_m), float(handover_distance_m)
         if self.use_embeddings and preload:
             embedding.start_loading()
 
@@ -209,8 +216,8 @@ class _Run:
 
         # ---- ASK & ANSWER: the action's preconditions
         checker = Checker(obs, kb, action=pq.action or "default", say=say, grounded=grounded, pool=pool,
-                          distance_tool=self.distance_tool, reach_m=self.conv.reach_m,
-                          handover_m=self.conv.handover_m, place_relation=pq.place_relation)
+                          distance_tool=self.distance_tool, reach_m=self.owner.reach_m,
+                          handover_m=self.owner.handover_distance_m, place_relation=pq.place_relation)
         specs = kb.checks.get(pq.action or "", kb.checks["default"])
         outcomes = [o for o in (checker.run(s) for s in specs) if o is not None]
         questions = " ".join(o.question for o in outcomes)

@@ -16,22 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from raider_ros.agent.parsing import loads_lenient, parse_tool_calls
+from raider_ros.common.tool_contract import tool_catalogue
 
-# every tool the reasoner knows how to use (architecture.md, "Tool names ... JSON results")
-KNOWN_TOOLS = (
-    "object_detection", "robot_holding", "dist_to_target", "get_obj_state", "get_obj_properties",
-    "check_obj_relationship", "check_free_path", "dist_between_objs", "dist_robot_to_obj",
-    "check_humans_around", "recognize_humans", "dist_robot_to_human", "human_hands_free",
-    "detect_human_gaze", "retrieve_user_information",
-)
 
 _TOOL_LINE = re.compile(r"^[ \t]*(?:[-*\u2022]|\d+[.)])?[ \t]*`?([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(", re.M)
 _TOOL_CALL_RESULT = re.compile(r"Call to tool\s+([A-Za-z_][A-Za-z0-9_]*)\s+with args\s*")
 _WARNING = re.compile(r"^\s*WARNING\s+(\d+)\s*\(([^)]*)\)\s*:?\s*(.*)$", re.S)
 _LABEL = re.compile(r"^\s*([A-Za-z][A-Za-z ]{0,40}?)\s*:\s*(.*)$")
-_REACH = (re.compile(r"reach(?:es|ing)?\s+(?:of\s+|up to\s+)?(\d+(?:\.\d+)?)\s*m\b", re.I),
-          re.compile(r"(\d+(?:\.\d+)?)\s*m\s+(?:arm\s+)?reach", re.I))
-_HANDOVER = re.compile(r"hand\s*-?\s*over[^.\n]*?(\d+(?:\.\d+)?)\s*m\b", re.I)
 _QUERY_LABELS = ("query", "action", "instruction", "task", "command", "request", "user query")
 _CONTEXT_LABELS = ("additional information", "context", "clarification", "user info",
                    "user information", "information", "note", "hint", "user says", "person says",
@@ -84,8 +75,6 @@ class Conversation:
     warnings: list[Warning_]
     asked: Counter                       # (tool, args) -> times the reasoner asked for it
     turns: int                           # assistant messages so far
-    reach_m: float | None = None
-    handover_m: float | None = None
     objects_hint: list[str] | None = None
     held_hint: str | None = None
     held_known: bool = False                # the first message says what is in the gripper
@@ -138,7 +127,6 @@ def read_conversation(messages: Sequence[Any]) -> Conversation:
     conv = Conversation(
         tools=_tool_names(system), query=query, context=[c for c in (context, *extra_context) if c],
         results=results, warnings=warnings, asked=asked, turns=turns,
-        reach_m=_number(_REACH, system), handover_m=_number((_HANDOVER,), system),
         objects_hint=objects, held_hint=held, held_known=held_known,
     )
     for w in warnings:
@@ -152,16 +140,9 @@ def read_conversation(messages: Sequence[Any]) -> Conversation:
 def _tool_names(system: str) -> set[str]:
     """Tools listed in the prompt (lines such as "- dist_to_target(target): ..."), else the
     known tools it mentions at all; none when it names none."""
-    listed = {m.group(1) for m in _TOOL_LINE.finditer(system)} & set(KNOWN_TOOLS)
-    return listed or {t for t in KNOWN_TOOLS if re.search(rf"\b{t}\b", system)}
+    listed = {m.group(1) for m in _TOOL_LINE.finditer(system)} & set(tool_catalogue())
+    return listed or {t for t in tool_catalogue() if re.search(rf"\b{t}\b", system)}
 
-
-def _number(patterns, text: str) -> float | None:
-    for rx in patterns:
-        m = rx.search(text)
-        if m:
-            return float(m.group(1))
-    return None
 
 
 def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None, bool]:
@@ -317,6 +298,8 @@ class Observations:
         self.used: list[tuple[str, tuple[str, ...]]] = []
 
     def has(self, tool: str) -> bool:
+        if tool not in tool_catalogue():   # a tool renamed in data/toolsets but not here
+            raise KeyError(f"the rules reasoner asks for tool {tool!r}, which no toolset file describes")
         return self.conv.has_tool(tool)
 
     def get(self, tool: str, *args: Any, _retry: bool = True) -> Answer:
