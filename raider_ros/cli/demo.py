@@ -24,9 +24,9 @@ from rclpy.action import ActionClient
 from std_msgs.msg import String
 
 from raider_ros.action import ExecuteTask
-from raider_ros.msg import IssueReport
+from raider_ros.msg import IssueReport, SceneGraphStatus
 from raider_ros.ros.graph import NodeGraph
-from raider_ros.nodes.scene_graph import LATCHED
+from raider_ros.ros.qos import LATCHED
 
 TASKS = {
     "assistive": {"title": "Deliver Adriana's medicine (paper Fig. 17)", "scene": "assistive_room",
@@ -88,8 +88,8 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
             node.create_subscription(IssueReport, "plan_executor/explanations",
                                      lambda m: say("ISSUE", f"{m.issue}: {m.explanation}"), 50)
             ready = threading.Event()
-            node.create_subscription(String, "scene_graph/status",
-                                     lambda m: ready.set() if '"truth_version": -1' not in m.data else None, LATCHED)
+            node.create_subscription(SceneGraphStatus, "scene_graph/status",
+                                     lambda m: ready.set() if m.truth_version >= 0 else None, LATCHED)
             client = ActionClient(node, ExecuteTask, "execute_task")
             end = time.monotonic() + 60
             while not (client.wait_for_server(timeout_sec=0.5) and ready.is_set()):

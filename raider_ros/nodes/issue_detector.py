@@ -12,24 +12,24 @@ scene_graph node's services.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from dataclasses import fields
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header, String
 
 from raider_ros.action import DetectIssue
 from raider_ros.agent.factory import DetectorSettings, build_detector
 from raider_ros.agent.flow import AgentResult
-from raider_ros.msg import IssueReport, Transcript
+from raider_ros.msg import IssueReport, SceneGraphStatus, Transcript
+from raider_ros.ros import conversions as conv
+from raider_ros.ros.goal_queue import FreshnessGate, GoalQueue, QueueRefused
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.ros.tool_client import RosToolExecutor
 from raider_ros.srv import DetectIssue as DetectIssueSrv
+from raider_ros.ros.qos import LATCHED
 
 _D = DetectorSettings()
 _DESCRIPTIONS = {
@@ -59,41 +59,6 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
     Param("fresh_frame_timeout_s", 3.0, "A check waits for a perception frame newer than the request; "
                                         "none within this time ends it with status error [s]"),
 )
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-class _FifoQueue:
-    """Runs callers one at a time in arrival order; refuses when too many wait."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._cond = threading.Condition()
-        self._tickets: list[int] = []
-        self._next = 0
-
-    def enter(self, cancelled) -> int | None:
-        with self._cond:
-            if len(self._tickets) > self.size:
-                return None
-            ticket = self._next
-            self._next += 1
-            self._tickets.append(ticket)
-            while self._tickets[0] != ticket:
-                if cancelled():
-                    self._tickets.remove(ticket)
-                    self._cond.notify_all()
-                    return -1
-                self._cond.wait(0.1)
-            return ticket
-
-    def leave(self, ticket: int) -> None:
-        with self._cond:
-            self._tickets.remove(ticket)
-            self._cond.notify_all()
-
-    @property
-    def waiting(self) -> int:
-        return max(0, len(self._tickets) - 1)
 
 
 class IssueDetectorNode(Node):
@@ -109,12 +74,12 @@ class IssueDetectorNode(Node):
         except (ValueError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         self.backend_name = getattr(getattr(self.agent, "llm", None), "name", settings.method)
-        self.queue = _FifoQueue(self.p["queue_size"])
+        self.queue = GoalQueue(self.p["queue_size"])
+        self.freshness = FreshnessGate(self.p["status_topic"])
         self.pub_report = self.create_publisher(IssueReport, "issue_detector/explanations", 10)
         self.pub_transcript = self.create_publisher(Transcript, "issue_detector/transcripts", 10)
-        self._status: dict = {}
-        self._status_cond = threading.Condition()
-        self.create_subscription(String, self.p["status_topic"], self._on_status, LATCHED, callback_group=group)
+        self.create_subscription(SceneGraphStatus, self.p["status_topic"],
+                                 lambda m: self.freshness.update(conv.msg_to_status(m)), LATCHED, callback_group=group)
         if settings.method == "llm_visual_obs":
             self.create_subscription(String, self.p["scene_graph_topic"], self._on_graph, LATCHED, callback_group=group)
         self._action = ActionServer(self, DetectIssue, "detect_issue", execute_callback=self._on_execute,
@@ -130,57 +95,19 @@ class IssueDetectorNode(Node):
         except (ValueError, AttributeError):
             self.get_logger().warning("scene graph JSON could not be read", throttle_duration_sec=10.0)
 
-    def _on_status(self, msg: String) -> None:
-        try:
-            status = json.loads(msg.data)
-        except ValueError:
-            return
-        with self._status_cond:
-            self._status = status
-            self._status_cond.notify_all()
-
-    def _wait_fresh(self, since: float, cancel) -> str | None:
-        """Wait until the scene graph reflects a camera frame taken after ``since`` (and the
-        provider's truth of that frame's world): what the robot checks is what is there now.
-        Returns the reason when it does not happen in time."""
-        timeout = self.p["fresh_frame_timeout_s"]
-        end = time.monotonic() + timeout
-        with self._status_cond:
-            while True:
-                st = self._status
-                if st.get("frame_stamp", 0.0) >= since and st.get("truth_version", -1) >= st.get("world_version", 0):
-                    return None
-                left = end - time.monotonic()
-                if cancel():
-                    return "cancelled while waiting for a fresh perception frame"
-                if left <= 0:
-                    break
-                self._status_cond.wait(min(left, 0.1))
-        if not st:
-            return (f"perception is not running: no scene_graph/status within {timeout:.1f} s "
-                    "(is the scene_graph node up?)")
-        return (f"perception is stale: {self.p['status_topic']} reports no camera frame newer than the "
-                f"request after {timeout:.1f} s (last frame {since - st.get('frame_stamp', 0.0):.1f} s before it; "
-                "are the camera, object_detector, depth_distance, spatial_relations and scene_graph running?)")
-
     # ------------------------------------------------------------------ running one check
     def _check(self, query: str, context: str, on_event=None, cancel=lambda: False) -> AgentResult:
         since = self.get_clock().now().nanoseconds * 1e-9
-        ticket = self.queue.enter(cancel)
-        if ticket is None:
-            return AgentResult(status="error", backend=self.backend_name,
-                               error=f"busy: {self.queue.waiting} checks are already waiting (queue_size "
-                                     f"{self.p['queue_size']}); try again later")
-        if ticket == -1:
-            return AgentResult(status="error", backend=self.backend_name, error="cancelled while waiting in the queue")
         try:
-            stale = self._wait_fresh(since, cancel) if self.p["fresh_frame_timeout_s"] > 0 else None
-            if stale is not None:
-                res = AgentResult(status="error", backend=self.backend_name, error=stale)
-            else:
-                res = self.agent.run(query, context or None, on_event=on_event, cancel=cancel)
-        finally:
-            self.queue.leave(ticket)
+            with self.queue.turn(cancel):
+                timeout = self.p["fresh_frame_timeout_s"]
+                stale = self.freshness.wait_fresh(since, timeout, cancel) if timeout > 0 else None
+                if stale is not None:
+                    res = AgentResult(status="error", backend=self.backend_name, error=stale)
+                else:
+                    res = self.agent.run(query, context or None, on_event=on_event, cancel=cancel)
+        except QueueRefused as exc:
+            return AgentResult(status="error", backend=self.backend_name, error=str(exc))
         res.backend = res.backend or self.backend_name
         self._publish(query, context, res)
         return res

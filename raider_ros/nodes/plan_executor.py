@@ -18,17 +18,16 @@ from typing import Any
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Header, String
 
 from raider_ros.action import ExecuteSkill, ExecuteTask
 from raider_ros.executor.machine import DetectionOutcome, Executor, ExecutorConfig, Ports
-from raider_ros.executor.mapping import ActionMapping, MappingError, parse_plan_lines
-from raider_ros.executor.pddl_plan import PddlError, load_named, load_task, pddl_dir, plan
+from raider_ros.executor.task import TaskError, parse_aliases, resolve_task
 from raider_ros.msg import IssueReport, RobotState
 from raider_ros.recovery.plan import Literal, Plan, PlanError, PlanStep, Var
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import run_node
+from raider_ros.ros.qos import LATCHED
 from raider_ros.srv import Ask, DetectIssue, PlanRecovery
 
 PARAMS = (
@@ -40,28 +39,13 @@ PARAMS = (
     Param("planner_time_limit_s", 10.0, "Time limit of the PDDL planner [s]"),
     Param("aliases", "free_table:FreeTable_1", "Names used by recovery plans -> scene ids, 'name:id,name:id'"),
 )
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-class TaskError(Exception):
-    pass
-
-
-def _aliases(text: str) -> dict[str, str]:
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, target = part.partition(":")
-        if not sep or not name.strip() or not target.strip():
-            raise ValueError(f"aliases: expected 'name:id' entries, got {part!r}")
-        out[name.strip()] = target.strip()
-    return out
 
 
 class PlanExecutorNode(Node):
     def __init__(self, **kwargs):
         super().__init__("plan_executor", **kwargs)
         self.p = declare(self, PARAMS)
-        self.aliases = _aliases(self.p["aliases"])
+        self.aliases = parse_aliases(self.p["aliases"])
         group = ReentrantCallbackGroup()
         self.detect_client = self.create_client(DetectIssue, "detect_issue", callback_group=group)
         self.plan_client = self.create_client(PlanRecovery, "plan_recovery", callback_group=group)
@@ -148,22 +132,6 @@ class PlanExecutorNode(Node):
                                                   status="ok", backend=f"plan step {index + 1}"))
 
     # ------------------------------------------------------------------ the task
-    def _steps(self, goal) -> tuple[list, str]:
-        domain, problem = goal.domain.strip(), goal.problem.strip()
-        try:
-            if domain and (pddl_dir() / domain / "domain.pddl").is_file():
-                task = load_named(domain, problem or None)
-            elif domain and problem:
-                task = load_task(domain, problem)
-            else:
-                raise TaskError("give a PDDL domain (file, name or text) and a problem")
-            actions = parse_plan_lines(list(goal.plan), task) if goal.plan else \
-                plan(task, time_limit_s=self.p["planner_time_limit_s"]).actions
-            mapping = ActionMapping.load(goal.mapping, str(task.domain.name))
-            return mapping.bind(actions, task), str(task.domain.name)
-        except (PddlError, MappingError) as exc:
-            raise TaskError(str(exc)) from None
-
     def _on_execute(self, goal_handle):
         result = ExecuteTask.Result()
         with self._busy:
@@ -172,7 +140,9 @@ class PlanExecutorNode(Node):
                                                                   message=message))
             fb("planning", "reading the task and planning")
             try:
-                steps, domain = self._steps(goal_handle.request)
+                req = goal_handle.request
+                steps, domain = resolve_task(req.domain, req.problem, list(req.plan), req.mapping,
+                                             self.p["planner_time_limit_s"])
             except TaskError as exc:
                 result.success, result.message = False, f"cannot plan the task: {exc}"
                 self.get_logger().error(result.message)

@@ -16,11 +16,10 @@ import time
 from builtin_interfaces.msg import Duration
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
-from raider_ros.msg import Objects3D, RobotState, SpatialRelations
+from raider_ros.msg import Objects3D, RobotState, SceneGraphStatus, SpatialRelations
 from raider_ros.perception.pipeline import PerceptionResult
 from raider_ros.perception.provider import TruthProvider
 from raider_ros.perception.scene_graph import SceneGraph
@@ -30,6 +29,8 @@ from raider_ros.ros.params import Param, declare
 from raider_ros.ros.perception_msgs import content_key, msg_to_objects, msg_to_relations, subscribe_frame
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import CallTool, GetGroundTruth
+from raider_ros.ros.goal_queue import GraphStatus
+from raider_ros.ros.qos import LATCHED
 
 PARAMS = (
     Param("provider", "sim", "Where states, properties, names, gaze and hands come from: sim (simulator truth)"),
@@ -40,7 +41,6 @@ PARAMS = (
     Param("preload_user_info", True, "Load the sentence-embedding model for retrieve_user_information at start"),
 )
 
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class SceneGraphNode(Node):
@@ -67,7 +67,7 @@ class SceneGraphNode(Node):
         tools_group = ReentrantCallbackGroup()
         self.pub_json = self.create_publisher(String, "scene_graph/json", LATCHED)
         self.pub_markers = self.create_publisher(MarkerArray, "scene_graph/markers", 2)
-        self.pub_status = self.create_publisher(String, "scene_graph/status", LATCHED)
+        self.pub_status = self.create_publisher(SceneGraphStatus, "scene_graph/status", LATCHED)
         self.frame_stamp = 0.0         # header stamp [s] of the newest frame the graph reflects
         self.create_service(CallTool, "scene_graph/call_tool", self._on_call_tool, callback_group=tools_group)
         for name in TOOL_PARAMS:
@@ -137,17 +137,22 @@ class SceneGraphNode(Node):
         self._publish()
 
     # ------------------------------------------------------------------ outputs
-    def status(self) -> dict:
-        return {"world_version": self.frame_version, "truth_version": self.truth_version,
-                "frame_stamp": self.frame_stamp}
+    def status(self) -> GraphStatus:
+        snap = self.graph.snapshot()
+        return GraphStatus(frame_stamp=self.frame_stamp, world_version=self.frame_version,
+                           truth_version=self.truth_version, objects=len(snap.ids("object")),
+                           people=len(snap.ids("person")))
 
     def _publish_status(self) -> None:
-        self.pub_status.publish(String(data=json.dumps(self.status())))
+        self.pub_status.publish(conv.status_to_msg(self.status()))
 
     def _publish(self) -> None:
         self._publish_status()
         snap = self.graph.snapshot()
-        self.pub_json.publish(String(data=json.dumps({**self.status(), "graph": json.loads(snap.to_json())})))
+        st = self.status()
+        self.pub_json.publish(String(data=json.dumps({"world_version": st.world_version, "truth_version": st.truth_version,
+                                                      "frame_stamp": st.frame_stamp,
+                                                      "graph": json.loads(snap.to_json())})))
         arr = MarkerArray()
         stamp = self.get_clock().now().to_msg()
         for m in snap.markers():

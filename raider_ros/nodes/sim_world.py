@@ -14,7 +14,6 @@ import threading
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import Header
@@ -28,6 +27,7 @@ from raider_ros.ros import conversions as conv
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import ApplySetup, GetGroundTruth, LoadScene
+from raider_ros.ros.qos import LATCHED, SENSOR
 
 PARAMS = (
     Param("scene", "kitchen", "Scene to load at start: a path, or a scene name/file under share/raider_ros/data/scenes"),
@@ -39,8 +39,6 @@ PARAMS = (
     Param("approach_standoff_m", 0.45, "move_to stops this far in front of the target's box [m]"),
 )
 
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-SENSOR = QoSProfile(depth=2, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class SimWorldNode(Node):

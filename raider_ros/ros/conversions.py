@@ -5,9 +5,12 @@ import math
 from typing import Any, Mapping
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, Vector3
 from sensor_msgs.msg import CameraInfo, Image
 
+from raider_ros.msg import SceneGraphStatus
+from raider_ros.ros.goal_queue import GraphStatus
 from raider_ros.sim.camera import CameraModel, quaternion_to_rotation, rotation_to_quaternion
 
 # encoding -> (dtype, channels)
@@ -116,3 +119,17 @@ def robot_state_fields(robot: Mapping[str, Any]) -> dict:
     x, y, yaw = robot["pose"]
     return {"pose": pose_msg((x, y, 0.0), yaw_quaternion(yaw)), "yaw_deg": float(yaw),
             "reach": float(robot["reach"]), "holding": robot.get("holding") or ""}
+
+
+# --------------------------------------------------------------------------- scene graph status
+def status_to_msg(status: GraphStatus) -> SceneGraphStatus:
+    sec = int(math.floor(status.frame_stamp))
+    return SceneGraphStatus(frame_stamp=Time(sec=sec, nanosec=int(round((status.frame_stamp - sec) * 1e9)) % 1_000_000_000),
+                            world_version=int(status.world_version), truth_version=int(status.truth_version),
+                            objects=int(status.objects), people=int(status.people))
+
+
+def msg_to_status(msg: SceneGraphStatus) -> GraphStatus:
+    return GraphStatus(frame_stamp=msg.frame_stamp.sec + msg.frame_stamp.nanosec * 1e-9,
+                       world_version=int(msg.world_version), truth_version=int(msg.truth_version),
+                       objects=int(msg.objects), people=int(msg.people))

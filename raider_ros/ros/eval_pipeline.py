@@ -17,16 +17,17 @@ import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 
-from raider_ros.sim.scene import Scene, dump_scene
 from raider_ros.evaluation.runner import DetectOutcome
+from raider_ros.msg import SceneGraphStatus
+from raider_ros.ros.conversions import msg_to_status
+from raider_ros.ros.goal_queue import GraphStatus
 from raider_ros.ros.graph import NodeGraph, wait_for_services
+from raider_ros.ros.qos import LATCHED
+from raider_ros.sim.scene import Scene, dump_scene
 from raider_ros.srv import ApplySetup, DetectIssue, LoadScene
 
 GRAPH = ("sim_world", "object_detector", "depth_distance", "spatial_relations", "scene_graph", "issue_detector")
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class PipelineError(RuntimeError):
@@ -43,7 +44,7 @@ class RosPipeline:
         self.toolset = str(self.detector_params.get("toolset", "household"))
         self.graph = NodeGraph(log_dir) if start_graph else None
         self._scene_key: str | None = None
-        self._status: dict = {}
+        self._status = GraphStatus()
         self._status_cond = threading.Condition()
         if self.graph is not None:
             self.graph.start("sim_world", {"skill_duration_s": 0.0, **(sim_params or {})})
@@ -58,7 +59,7 @@ class RosPipeline:
         self.setup = self.node.create_client(ApplySetup, "sim/apply_setup")
         self.detect_client = self.node.create_client(DetectIssue, "detect_issue")
         self._detect_clients = {self.toolset: self.detect_client}
-        self.node.create_subscription(String, "scene_graph/json", self._on_graph, LATCHED)
+        self.node.create_subscription(SceneGraphStatus, "scene_graph/status", self._on_status, LATCHED)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._spin = threading.Thread(target=self._spin_loop, daemon=True)
@@ -76,13 +77,9 @@ class RosPipeline:
             except Exception:  # noqa: BLE001 - context shut down under us
                 break
 
-    def _on_graph(self, msg: String) -> None:
-        try:
-            doc = json.loads(msg.data)
-        except ValueError:
-            return
+    def _on_status(self, msg: SceneGraphStatus) -> None:
         with self._status_cond:
-            self._status = {"world_version": doc.get("world_version", -1), "truth_version": doc.get("truth_version", -1)}
+            self._status = msg_to_status(msg)
             self._status_cond.notify_all()
 
     def _call(self, client, request):
@@ -109,7 +106,7 @@ class RosPipeline:
         version = res.world_version
         end = time.monotonic() + self.refresh_timeout_s
         with self._status_cond:
-            while not (self._status.get("world_version", -1) >= version and self._status.get("truth_version", -1) >= version):
+            while not (self._status.world_version >= version and self._status.truth_version >= version):
                 left = end - time.monotonic()
                 if left <= 0:
                     raise PipelineError(f"perception did not refresh to world version {version} within "

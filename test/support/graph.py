@@ -10,14 +10,13 @@ import rclpy
 from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from raider_ros.ros.graph import NodeGraph, wait_for_services
 from raider_ros.srv import ApplySetup, CallTool, GetGroundTruth, LoadScene
+from raider_ros.ros.qos import LATCHED
 
 PERCEPTION = ("object_detector", "depth_distance", "spatial_relations", "scene_graph")
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class GraphClient:

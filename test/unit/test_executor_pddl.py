@@ -8,6 +8,7 @@ import pytest
 
 from raider_ros.common.paths import data_dir
 from raider_ros.executor.mapping import ActionMapping, MappingError, parse_plan_lines
+from raider_ros.executor.task import TaskError, parse_aliases, resolve_task
 from raider_ros.executor.pddl_plan import GroundAction, PddlError, load_named, load_task, plan
 
 DOMAIN = (data_dir() / "pddl" / "assistive" / "domain.pddl").read_text()
@@ -246,3 +247,25 @@ def test_missing_mapping_file():
         ActionMapping.load("nowhere")
     with pytest.raises(MappingError, match="no domain name"):
         ActionMapping.load("")
+
+
+# --------------------------------------------------------------------------- task requests
+def test_a_named_task_resolves_to_mapped_steps():
+    steps, domain = resolve_task("assistive", "")
+    assert domain == "assistive" and len(steps) == 4
+    lines = [str(a) for a in plan(load_named("assistive")).actions]
+    given, _ = resolve_task("assistive", "", lines[:2])          # a given plan is used as it is
+    assert [str(s) for s in given] == [str(s) for s in steps[:2]]
+
+
+def test_task_request_errors_are_named():
+    with pytest.raises(TaskError, match="give a PDDL domain"):
+        resolve_task("", "")
+    with pytest.raises(TaskError, match="no_such_action"):
+        resolve_task("assistive", "", ["(no_such_action x)"])
+
+
+def test_aliases_are_read_and_bad_entries_named():
+    assert parse_aliases(" free_table:FreeTable_1, shelf:Shelf_2 ,") == {"free_table": "FreeTable_1", "shelf": "Shelf_2"}
+    with pytest.raises(ValueError, match="expected 'name:id' entries, got 'shelf'"):
+        parse_aliases("shelf")
