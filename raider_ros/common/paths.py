@@ -1,8 +1,8 @@
 """Where the package's data files (scenes, prompts, toolsets, PDDL, config) live.
 
-Installed: ``<prefix>/share/raider_ros`` found through the ament index. From a source
-checkout (or a pip install of the core): the repository root. ``RAIDER_SHARE_DIR``
-overrides both.
+In order: ``RAIDER_SHARE_DIR`` when set; the repository root of a source checkout; the
+``share`` folder a pip install of the core puts inside the package (setup.py); the ROS
+package's ``<prefix>/share/raider_ros`` found through the ament index.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
+_PIP_SHARE = Path(__file__).resolve().parents[1] / "share"      # raider_ros/share (pip install)
 
 
 @lru_cache(maxsize=1)
@@ -20,6 +21,8 @@ def share_dir() -> Path:
         return Path(env)
     if (_REPO_ROOT / "data").is_dir() and (_REPO_ROOT / "package.xml").is_file():
         return _REPO_ROOT
+    if (_PIP_SHARE / "data").is_dir():
+        return _PIP_SHARE
     try:  # an installed package: ament index
         from ament_index_python.packages import get_package_share_directory
         return Path(get_package_share_directory("raider_ros"))
