@@ -1,50 +1,33 @@
-"""Start the raider_ros suite on a robot: `ros2 launch raider_ros raider.launch.py`.
+"""Start the raider_ros suite on a robot: `ros2 launch raider_ros raider.launch.py [sim:=false] ...`.
 
-Every node gets its parameter file from share/raider_ros/config. Launch arguments override
-the most common parameters (scene, LLM backend). Without launch_ros (as in the project's own
-test machines) the same graph runs through raider_ros.ros.graph.NodeGraph.
+The nodes, their parameter files and the launch arguments come from launch/graph.yaml (the
+same table `raider_graph` reads where launch_ros is absent). sim:=true (the default) also
+starts the simulated world; sim:=false starts only the robot-side nodes, which then expect the
+camera topics, robot_state, sim/get_ground_truth and the execute_skill action from the robot
+(README, "On a robot"). Nodes marked respawn are restarted 2 s after they exit.
 """
 import os
-
-# (executable under lib/raider_ros, parameter file under share/raider_ros/config)
-NODES = [
-    ("sim_world", "sim_world.yaml"),
-    ("object_detector", "object_detector.yaml"),
-    ("depth_distance", "depth_distance.yaml"),
-    ("spatial_relations", "spatial_relations.yaml"),
-    ("scene_graph", "scene_graph.yaml"),
-    ("issue_detector", "issue_detector.yaml"),
-    ("recovery_planner", "recovery_planner.yaml"),
-    ("human_interface", "human_interface.yaml"),
-    ("plan_executor", "plan_executor.yaml"),
-]
-
-# launch argument -> (default, description, {executable: parameter name})
-ARGUMENTS = {
-    "scene": ("kitchen", "Scene the simulated world loads (name under share/raider_ros/data/scenes, or a path)",
-              {"sim_world": "scene"}),
-    "backend": ("rules", "LLM backend of the issue checks and recovery plans: rules (no LLM) | openai",
-                {"issue_detector": "backend", "recovery_planner": "backend"}),
-    "toolset": ("household", "Tools of the issue checks: household | assistive | preferences",
-                {"issue_detector": "toolset"}),
-    "human": ("terminal", "How the robot talks with people: terminal | scripted", {"human_interface": "backend"}),
-}
 
 
 def generate_launch_description():
     from ament_index_python.packages import get_package_share_directory
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument
+    from launch.conditions import IfCondition
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
+    from raider_ros.common.graph_spec import load_graph_spec
+
     share = get_package_share_directory("raider_ros")
-    actions = [DeclareLaunchArgument(name, default_value=default, description=desc)
-               for name, (default, desc, _) in ARGUMENTS.items()]
-    for executable, config in NODES:
-        overrides = {param: LaunchConfiguration(arg)
-                     for arg, (_, _, targets) in ARGUMENTS.items()
-                     for exe, param in targets.items() if exe == executable}
-        actions.append(Node(package="raider_ros", executable=executable, name=executable, output="screen",
-                            parameters=[os.path.join(share, "config", config), overrides]))
+    spec = load_graph_spec(os.path.join(share, "launch", "graph.yaml"))
+    actions = [DeclareLaunchArgument(a.name, default_value=a.default, description=a.description)
+               for a in spec.arguments.values()]
+    for n in spec.nodes:
+        overrides = {param: LaunchConfiguration(a.name) for a in spec.arguments.values()
+                     for exe, param in a.sets.items() if exe == n.executable}
+        actions.append(Node(package="raider_ros", executable=n.executable, name=n.executable, output="screen",
+                            parameters=[os.path.join(share, "config", n.config), overrides],
+                            respawn=n.respawn, respawn_delay=2.0,
+                            condition=IfCondition(LaunchConfiguration("sim")) if n.side == "sim" else None))
     return LaunchDescription(actions)

@@ -7,12 +7,19 @@ extents of a scene entity (anything with ``center``, ``size`` and, for boxes, ``
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:  # the camera model is duck-typed: world_to_optical, fx, fy, cx, cy
-    from raider_ros.sim.camera import CameraModel
+
+class PinholeCamera(Protocol):
+    """What :func:`project_box` needs of a camera (raider_ros.sim.camera.CameraModel has it)."""
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+
+    def world_to_optical(self, points: np.ndarray) -> np.ndarray: ...
 
 
 
@@ -109,7 +116,7 @@ def box_corners(lo, hi) -> np.ndarray:
 _EDGES = [(i, j) for i in range(8) for j in range(i + 1, 8) if bin(i ^ j).count("1") == 1]
 
 
-def project_box(camera: CameraModel, lo, hi, near: float = 1e-3) -> tuple[float, float, float, float] | None:
+def project_box(camera: PinholeCamera, lo, hi, near: float = 1e-3) -> tuple[float, float, float, float] | None:
     """Image rectangle (u_min, v_min, u_max, v_max) of a box, clipped to the camera's front
     half-space z > ``near``; None when the box lies wholly behind the camera."""
     corners = box_corners(lo, hi)

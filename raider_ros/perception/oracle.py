@@ -43,7 +43,7 @@ import numpy as np
 from raider_ros.sim.camera import CameraModel
 from raider_ros.sim.scene import Person, Scene, SceneObject
 from raider_ros.common.geometry import box_gap, carries, floor_path_distance, overlap, project_box, true_box
-from .types import RELATIONS, check_relation
+from raider_ros.common.vocabulary import RELATIONS, check_relation
 
 # Thresholds of the spec.
 CONTACT_M = 0.03

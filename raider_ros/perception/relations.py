@@ -59,7 +59,8 @@ from scipy.spatial import ConvexHull, QhullError
 
 from raider_ros.sim.camera import CameraModel
 from raider_ros.common.geometry import carries, floor_path_distance, project_box
-from .types import RELATIONS, PerceivedObject, Relation, check_relation
+from .types import PerceivedObject, Relation
+from raider_ros.common.vocabulary import RELATIONS, check_relation
 
 
 @dataclass(frozen=True)

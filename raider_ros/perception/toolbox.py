@@ -36,7 +36,7 @@ from .provider import Provider, RobotInfo
 from .relations import RelationParams
 from .relations import check_free_path as relations_free_path
 from .scene_graph import SceneGraph, SceneSnapshot, jsonable
-from .types import RELATIONS
+from raider_ros.common.vocabulary import RELATIONS
 
 __all__ = ["ToolBox", "ToolConfig", "ToolResult", "TOOL_PARAMS", "normalise_relation"]
 

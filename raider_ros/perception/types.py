@@ -6,16 +6,6 @@ from typing import Any
 
 import numpy as np
 
-# The spatial relations the tools, the perception pipeline and the oracle answer (paper §3.4).
-RELATIONS = ("inside", "on top of", "above", "below", "on the left of", "on the right of", "blocking", "near")
-
-
-def check_relation(name: str) -> str:
-    """Return ``name`` if it is a known relation, else raise ValueError naming the allowed ones."""
-    if name not in RELATIONS:
-        raise ValueError(f"unknown relation {name!r}; allowed: {', '.join(RELATIONS)}")
-    return name
-
 
 @dataclass
 class Detection:

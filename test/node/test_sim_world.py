@@ -117,7 +117,7 @@ def test_apply_setup(sim):
 
 def _skill(client, skill, args, timeout=10.0):
     ac = ActionClient(client, ExecuteSkill, "execute_skill")
-    assert ac.wait_for_server(timeout_sec=5)
+    assert ac.wait_for_server(timeout_sec=30)
     feedback: list = []
     handle = wait_future(ac.send_goal_async(ExecuteSkill.Goal(skill=skill, args=args),
                                             feedback_callback=lambda f: feedback.append(f.feedback)), timeout)

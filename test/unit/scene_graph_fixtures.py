@@ -111,7 +111,7 @@ def synthetic_result(n_objects: int = 50, n_relations: int = 2500, seed: int = 0
 
 def random_relations(names: list[str], n: int, rng: np.random.Generator) -> list[Relation]:
     """``n`` relation edges between random pairs of ``names`` (for load tests and benches)."""
-    from raider_ros.perception.types import RELATIONS
+    from raider_ros.common.vocabulary import RELATIONS
     rels = []
     for _ in range(n):
         a, b = rng.choice(len(names), 2, replace=False)

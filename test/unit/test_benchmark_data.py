@@ -36,7 +36,7 @@ from raider_ros.sim.scene import Person, SceneObject
 from raider_ros.evaluation.cases import ABSTRACTIONS, CATEGORIES, QUERY_TYPES, Case, load_benchmark
 from raider_ros.evaluation.stem import stem_key, text_forms
 from raider_ros.perception.oracle import OracleGeometry, carries
-from raider_ros.perception.types import RELATIONS
+from raider_ros.common.vocabulary import RELATIONS
 
 BENCH_DIR = data_dir() / "benchmark" / "dev"
 BENCH = load_benchmark(BENCH_DIR)

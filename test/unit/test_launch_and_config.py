@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+import types
 from pathlib import Path
 
 import pytest
 import yaml
+
+from raider_ros.common.graph_spec import GraphSpecError, load_graph_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "install" / "raider_ros"
@@ -41,20 +45,103 @@ def test_executables_are_installed():
         assert (installed / name).is_file(), f"{name} missing under {installed}"
 
 
-def test_launch_names_installed_executables_and_files():
-    launch = _launch_module()
-    exes = _executables()
+def _run_launch_file(share: Path) -> list[dict]:
+    """Run launch/raider.launch.py's generate_launch_description() with stand-ins for the
+    launch and launch_ros packages (not on PyPI), recording what it would start."""
+    recorded: list[dict] = []
+
+    def module(name, **attrs):
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        return m
+
+    class Node:
+        def __init__(self, **kw):
+            recorded.append(kw)
+
+    class LaunchConfiguration(str):
+        pass
+
+    fakes = {
+        "launch": module("launch", LaunchDescription=lambda actions: actions),
+        "launch.actions": module("launch.actions", DeclareLaunchArgument=lambda name, **kw: ("arg", name, kw)),
+        "launch.conditions": module("launch.conditions", IfCondition=lambda c: ("if", str(c))),
+        "launch.substitutions": module("launch.substitutions", LaunchConfiguration=LaunchConfiguration),
+        "launch_ros": module("launch_ros"),
+        "launch_ros.actions": module("launch_ros.actions", Node=Node),
+        "ament_index_python.packages": module("ament_index_python.packages",
+                                              get_package_share_directory=lambda _pkg: str(share)),
+    }
+    saved = {k: sys.modules.get(k) for k in fakes}
+    sys.modules.update(fakes)
+    try:
+        actions = _launch_module().generate_launch_description()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    args = {a[1]: a[2] for a in actions if isinstance(a, tuple)}
+    return recorded, args
+
+
+def test_launch_file_starts_the_graph_table_with_installed_executables_and_files():
     share = INSTALL / "share" / "raider_ros"
-    assert (share / "launch" / "raider.launch.py").is_file()
-    for executable, config in launch.NODES:
-        assert executable in exes, f"launch names unknown executable {executable}"
-        assert (INSTALL / "lib" / "raider_ros" / executable).is_file()
-        assert (share / "config" / config).is_file(), f"launch names missing config {config}"
-    for arg, (default, _desc, targets) in launch.ARGUMENTS.items():
-        for exe in targets:
-            assert exe in dict(launch.NODES), f"argument {arg} targets {exe}, not launched"
-    scene = launch.ARGUMENTS["scene"][0]
+    assert (share / "launch" / "raider.launch.py").is_file() and (share / "launch" / "graph.yaml").is_file()
+    spec = load_graph_spec(share / "launch" / "graph.yaml")
+    nodes, args = _run_launch_file(share)
+    exes = _executables()
+    assert [n["executable"] for n in nodes] == [n.executable for n in spec.nodes]
+    assert set(args) == set(spec.arguments) and args["sim"]["default_value"] == "true"
+    for n in nodes:
+        assert n["executable"] in exes, f"launch names unknown executable {n['executable']}"
+        assert (INSTALL / "lib" / "raider_ros" / n["executable"]).is_file()
+        cfg, overrides = n["parameters"]
+        assert Path(cfg).is_file(), f"launch names missing config {cfg}"
+        # sim_world only with sim:=true; every other node always, restarted when it dies
+        assert n["condition"] == (("if", "sim") if n["executable"] == "sim_world" else None)
+        assert n["respawn"] is (n["executable"] != "sim_world")
+        for param, value in overrides.items():
+            assert value in spec.arguments and spec.arguments[value].sets[n["executable"]] == param
+    scene = spec.arguments["scene"].default
     assert (share / "data" / "scenes" / f"{scene}.scene.yaml").is_file()
+
+
+def test_graph_table_plan_for_simulation_and_robot():
+    spec = load_graph_spec()
+    sim = spec.plan()
+    assert sim[0].executable == "sim_world" and sim[0].overrides == {"scene": "kitchen"}
+    robot = spec.plan({"sim": "false", "backend": "openai"})
+    assert "sim_world" not in [n.executable for n in robot] and len(robot) == len(sim) - 1
+    det = next(n for n in robot if n.executable == "issue_detector")
+    assert det.overrides == {"backend": "openai", "toolset": "household"}
+    with pytest.raises(GraphSpecError, match="unknown launch argument 'scnee'"):
+        spec.plan({"scnee": "x"})
+    with pytest.raises(GraphSpecError, match="sim must be true or false"):
+        spec.plan({"sim": "yes please"})
+
+
+def test_graph_table_errors_are_named(tmp_path):
+    bad = tmp_path / "g.yaml"
+    bad.write_text("format: raider-graph/1\nnodes:\n  - {executable: a}\narguments:\n  x: {default: 1, sets: {b: p}}\n")
+    with pytest.raises(GraphSpecError, match=r"arguments.x.sets names 'b', which is not a node"):
+        load_graph_spec(bad)
+    bad.write_text("format: raider-graph/1\nnodes:\n  - {executable: a, side: moon}\n")
+    with pytest.raises(GraphSpecError, match=r"nodes\[0\].side: sim or robot"):
+        load_graph_spec(bad)
+
+
+def test_raider_graph_dry_run_and_help(capsys):
+    from raider_ros.cli import graph
+    assert graph.main(["sim:=false", "backend:=openai", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "sim_world" not in out and "issue_detector" in out and "backend:=openai" in out
+    assert graph.main(["sim=false"]) == 2
+    assert "expected ARG:=VALUE" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        graph.main(["--help"])
+    assert "toolset:=household" in capsys.readouterr().out
 
 
 def _node_params(module: str) -> dict:

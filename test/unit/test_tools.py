@@ -10,7 +10,7 @@ from raider_ros.perception.provider import (PersonInfo, ProviderError, RobotInfo
                                             parse_truth)
 from raider_ros.perception.scene_graph import SceneGraph
 from raider_ros.perception.toolbox import TOOL_PARAMS, ToolBox, ToolConfig, normalise_relation
-from raider_ros.perception.types import RELATIONS
+from raider_ros.common.vocabulary import RELATIONS
 from raider_ros.perception.user_info import UserInfoAnswer
 from scene_graph_fixtures import KITCHEN, TRUTH, kitchen_result, perceived, result, synthetic_result
 

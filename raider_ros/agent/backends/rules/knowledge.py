@@ -15,7 +15,7 @@ import yaml
 
 from raider_ros.common.paths import data_dir
 from raider_ros.common.text import singular, split_words, word_key
-from raider_ros.perception.types import RELATIONS
+from raider_ros.common.vocabulary import RELATIONS
 
 _ID_SUFFIX = re.compile(r"[_\s-]*\d+$")
 
