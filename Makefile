@@ -7,6 +7,7 @@ PYTEST_ARGS ?=
 CASES ?= data/benchmark/dev
 BACKEND ?= rules
 OUT ?= out/evaluation
+ARGS ?=
 
 .PHONY: help setup build demo test test-unit test-node test-integration bench evaluate clean
 
@@ -14,7 +15,7 @@ help:
 	@echo "make demo      run the offline demo (no API key)"
 	@echo "make test      run the whole test suite"
 	@echo "make bench     run bench/*.py, figures to bench/results/<name>.json"
-	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir>"
+	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> ARGS=\"<evaluate options>\""
 
 setup:
 	@bash scripts/setup.sh
@@ -40,7 +41,7 @@ bench: setup
 	@$(ENV) python bench/run_all.py
 
 evaluate: setup
-	@$(ENV) python -m raider_ros.cli.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)"
+	@$(ENV) python -m raider_ros.cli.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)" $(ARGS)
 
 clean:
 	rm -rf build install log bench/results out

@@ -80,7 +80,8 @@ def real_toolbox():
         from raider_ros.perception.provider import TruthProvider
         from raider_ros.perception.scene_graph import SceneGraph
         from raider_ros.perception.toolbox import ToolBox
-        from raider_ros.perception.types import RELATIONS, PerceivedObject, Relation
+        from raider_ros.perception.types import PerceivedObject, Relation
+        from raider_ros.common.vocabulary import RELATIONS
     except ImportError as e:
         print(f"perception ToolBox not available ({e}); using the fake world")
         return None

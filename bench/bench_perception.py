@@ -43,7 +43,7 @@ from raider_ros.sim.scene import (Camera, Person, Robot, Scene, SceneError, Scen
                                    apply_setup, load_scene, load_yaml_text)
 from raider_ros.perception.oracle import OracleGeometry  # noqa: E402
 from raider_ros.perception.pipeline import PerceptionPipeline  # noqa: E402
-from raider_ros.perception.types import RELATIONS  # noqa: E402
+from raider_ros.common.vocabulary import RELATIONS  # noqa: E402
 
 MIN_VISIBLE_PX = 200
 SHARED_EXAMPLES = Path("/work/shared/benchmark/examples")

@@ -5,6 +5,7 @@ The issue_detector node and the evaluation harness's local mode both call
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
@@ -28,7 +29,7 @@ class DetectorSettings:
     reach_m: float = 1.1
     handover_distance_m: float = 0.5
     # openai backend
-    model: str = "gpt-4o-2024-05-13"
+    model: str = ""                       # "" = $RAIDER_LLM_MODEL, else gpt-4o-2024-05-13
     base_url: str = ""
     api_key_env: str = "OPENAI_API_KEY"
     seed: int = 0
@@ -38,6 +39,14 @@ class DetectorSettings:
     # scripted backend
     fixture: str = ""
     extra: dict = field(default_factory=dict)
+
+    def label(self) -> str:
+        """How reports name this detector: the backend ("rules (no LLM)", "openai:<model>",
+        "scripted"), prefixed by the method when it is a baseline ("precond (rules (no LLM))")."""
+        model = self.model or os.environ.get("RAIDER_LLM_MODEL") or "gpt-4o-2024-05-13"
+        backend = {"rules": "rules (no LLM)", "openai": f"openai:{model}",
+                   "scripted": "scripted"}.get(self.backend, self.backend)
+        return backend if self.method == "raider" else f"{self.method} ({backend})"
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> "DetectorSettings":
@@ -72,6 +81,9 @@ def build_detector(s: DetectorSettings, tools: ToolExecutor,
     config = PromptConfig(procedure=s.procedure, tool_protocol=s.tool_protocol).with_facts(
         reach_m=s.reach_m, handover_distance_m=s.handover_distance_m)
     if s.method == "llm_visual_obs":
+        if s.backend == "rules":
+            raise ValueError("method llm_visual_obs needs a language model (backend openai or scripted): "
+                             "the rules backend answers only through tools, and this baseline has none")
         return LLMVisualObs(make_backend(s), scene_graph, config, time_limit_s=s.time_limit_s)
     prompt = IssuePrompt(s.toolset, config)
     return ProgramFlowManager(make_backend(s, prompt.toolset), tools, prompt, time_limit_s=s.time_limit_s,

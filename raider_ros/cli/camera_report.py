@@ -111,3 +111,7 @@ def main(args=None) -> int:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,10 +38,11 @@ PERCEPTION = ("object_detector", "depth_distance", "spatial_relations")
 
 
 def llm_params() -> dict:
-    base_url, key = os.environ.get("RAIDER_LLM_BASE_URL", ""), os.environ.get("OPENAI_API_KEY", "")
-    if not (base_url or key):
+    """The rules backend offline; an OpenAI-compatible LLM when RAIDER_LLM_BASE_URL or
+    OPENAI_API_KEY is set (the nodes read RAIDER_LLM_BASE_URL / RAIDER_LLM_MODEL themselves)."""
+    if not (os.environ.get("RAIDER_LLM_BASE_URL") or os.environ.get("OPENAI_API_KEY")):
         return {"backend": "rules"}
-    return {"backend": "openai", "base_url": base_url, "model": os.environ.get("RAIDER_LLM_MODEL", "gpt-4o-2024-05-13")}
+    return {"backend": "openai"}
 
 
 class Narrator:

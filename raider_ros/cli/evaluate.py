@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
 from pathlib import Path
 
 import yaml
 
-from raider_ros.evaluation.cases import CATEGORIES, load_benchmark
+from raider_ros.evaluation.cases import CATEGORIES, filter_cases, load_benchmark
 from raider_ros.evaluation.report import load_report, markdown, plot
 from raider_ros.evaluation.runner import Evaluator, print_summary
 
@@ -46,7 +47,7 @@ def make_pipeline(mode: str, backend: str, settings: dict | None = None):
         raise UsageError(f"the {mode} pipeline is not available ({module_name}: {exc})") from None
     try:
         return module.make_pipeline(backend, **(settings or {}))
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
         raise UsageError(f"cannot build the {mode} pipeline for backend {backend!r}: {exc}") from None
 
 
@@ -125,7 +126,13 @@ def run(args: argparse.Namespace) -> int:
     if not bench.cases:
         print(f"{directory}: no case could be loaded ({len(bench.errors)} load errors)", file=sys.stderr)
         return 1
+    what = {"local": "simulator, perception and detector in this process",
+            "ros": "starting the node graph (sim_world, perception, scene_graph, issue_detector)"}[args.mode]
+    print(f"{len(filter_cases(bench.cases, args.filter, args.limit))} cases from {directory}; "
+          f"{args.mode} pipeline: {what} ...", flush=True)
+    t0 = time.monotonic()
     pipeline = make_pipeline(args.mode, args.backend, _settings(args.settings))
+    print(f"pipeline ready in {time.monotonic() - t0:.1f} s: {getattr(pipeline, 'name', args.backend)}", flush=True)
     evaluator = Evaluator(pipeline, backend=getattr(pipeline, "name", "") or args.backend,
                           case_timeout_s=args.case_timeout if args.case_timeout > 0 else None)
     try:
@@ -139,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"no case matched --filter {args.filter!r} / --limit {args.limit}", file=sys.stderr)
         return 1
     print_summary(report, out)
+    if report["overall"]["errors"] == report["cases"]:
+        print(f"evaluate: every case ended with an error (first: {report['results'][0]['error']})", file=sys.stderr)
+        return 1
     return 0
 
 

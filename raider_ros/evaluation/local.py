@@ -33,12 +33,13 @@ class LocalPipeline:
         self._detectors: dict[str, Any] = {}
         self._loaded: Scene | None = None
         self._detector(self.settings.toolset)   # bad settings fail here, before the first case
-        self.name = _label(self.settings)
+        self.name = self.settings.label()
 
     def _detector(self, toolset: str):
         if toolset not in self._detectors:
             settings = DetectorSettings.from_mapping({**vars(self.settings), "toolset": toolset})
-            self._detectors[toolset] = build_detector(settings, self.tools, scene_graph=self.graph.to_json)
+            self._detectors[toolset] = build_detector(settings, self.tools,
+                                                         scene_graph=lambda: self.graph.snapshot().to_dict())
         return self._detectors[toolset]
 
     def prepare(self, scene: Scene, setup: Any) -> None:
@@ -62,10 +63,6 @@ class LocalPipeline:
             tool_calls=len(res.tool_calls), prompt_tokens=res.prompt_tokens,
             completion_tokens=res.completion_tokens, elapsed_s=res.elapsed_s)
 
-
-def _label(s: DetectorSettings) -> str:
-    backend = {"rules": "rules (no LLM)", "openai": f"openai:{s.model}", "scripted": "scripted"}.get(s.backend, s.backend)
-    return backend if s.method == "raider" else f"{s.method} ({backend})"
 
 
 def make_pipeline(backend: str, **settings: Any) -> LocalPipeline:

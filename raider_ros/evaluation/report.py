@@ -64,6 +64,10 @@ def load_report(path: str | Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- Markdown
+NO_LLM_NOTE = ("For a backend with no LLM (rules (no LLM)) no model is called: its turns are the "
+               "reasoner's steps through the same text protocol, and its prompt tokens count the prompt "
+               "an LLM would have been sent (cl100k), its completion tokens the text it wrote.")
+
 def _pct(v: float | None) -> str:
     return "–" if v is None else f"{100.0 * v:.1f}"
 
@@ -82,7 +86,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 def _overall_table(runs: Sequence[dict[str, Any]], key: str | None, order: Sequence[str]) -> list[str]:
     header = ["method", *([key] if key else []), "cases", "Grnd %", "Det %", "Expl %", "time mean s",
-              "time p95 s", "LLM turns", "tool calls", "prompt tok", "completion tok"]
+              "time p95 s", "turns", "tool calls", "prompt tok", "completion tok"]
     rows = []
     for run in runs:
         groups = {"all": run["overall"]} if key is None else run.get(f"by_{key}", {})
@@ -112,7 +116,9 @@ def markdown(runs: Sequence[dict[str, Any]], failures_of: dict[str, Any] | None 
     lines += _table(header, rows)
     lines += ["", "Issue types: " + ", ".join(f"{c} {CATEGORY_NAMES[c]}" for c in CATEGORIES) + ".", ""]
     lines += ["## Overall", ""] + _overall_table(runs, None, ())
-    lines += ["", "## By issue type", ""] + _overall_table(runs, "category", CATEGORIES)
+    lines += ["", NO_LLM_NOTE if any("no LLM" in str(r["backend"]) for r in runs) else
+              "Turns are LLM replies; tokens are the model's prompt and completion tokens.", ""]
+    lines += ["## By issue type", ""] + _overall_table(runs, "category", CATEGORIES)
     lines += ["", "## By query type", ""] + _overall_table(runs, "query_type", QUERY_TYPES)
     lines += ["", "## By abstraction", ""] + _overall_table(runs, "abstraction", ABSTRACTIONS)
 

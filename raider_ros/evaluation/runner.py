@@ -141,7 +141,7 @@ class Evaluator:
                     f" expected {case.expected_issue:<13} reported {str(r.reported_issue):<13}"
                     f" {verdict:<5} {r.time_s:6.2f} s")
             if r.error:
-                line += f"  {r.error[:120]}"
+                line += f"\n      error: {' '.join(r.error.split())}"
             self.progress(line)
         return results
 

@@ -128,7 +128,7 @@ def score_case(case: Case, reported_issue: str | None, explanation: str | None,
     unnamed: list[str] = []
     if case.grounding is not None:
         expected = {g.lower() for g in case.grounding}
-        grnd = reported == expected
+        grnd = issue is not None and reported == expected      # an errored run grounds nothing
         if not grnd and case.category == "IA" and issue == "ambiguity":
             unnamed = [c for c in case.grounding
                        if c.lower() not in reported and not is_named(c, explanation, scene)]

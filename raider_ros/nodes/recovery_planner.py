@@ -23,8 +23,8 @@ from raider_ros.srv import PlanRecovery
 
 PARAMS = (
     Param("backend", "rules", "rules (plans per issue category, no LLM) | openai | scripted"),
-    Param("model", "gpt-4o-2024-05-13", "openai: model name"),
-    Param("base_url", "", "openai: endpoint base URL ('' = the SDK default)"),
+    Param("model", "", "openai: model name ('' = $RAIDER_LLM_MODEL, else gpt-4o-2024-05-13)"),
+    Param("base_url", "", "openai: endpoint base URL ('' = $RAIDER_LLM_BASE_URL, else the SDK default)"),
     Param("api_key_env", "OPENAI_API_KEY", "openai: name of the environment variable holding the API key"),
     Param("fixture", "", "scripted: file of recorded plan responses"),
     Param("timeout_s", 30.0, "Time limit for one plan [s]"),

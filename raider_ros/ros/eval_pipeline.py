@@ -18,6 +18,8 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
+from raider_ros.agent.factory import DetectorSettings, build_detector, make_backend
+from raider_ros.common.tool_contract import NoTools
 from raider_ros.evaluation.runner import DetectOutcome
 from raider_ros.msg import SceneGraphStatus
 from raider_ros.ros.conversions import msg_to_status
@@ -41,6 +43,16 @@ class RosPipeline:
         self.call_timeout_s = call_timeout_s
         self.refresh_timeout_s = refresh_timeout_s
         self.detector_params = {"backend": backend, **(detector_params or {})}
+        try:   # the issue detector would refuse these at start: say so now, in one line
+            settings = DetectorSettings.from_mapping({k: v for k, v in self.detector_params.items()
+                                                      if k in DetectorSettings.__dataclass_fields__})
+            if settings.method == "llm_visual_obs" and settings.backend == "rules":
+                build_detector(settings, NoTools())
+            elif settings.backend != "rules" and settings.method != "precond":
+                make_backend(settings)       # a missing API key or fixture, named before any node starts
+        except ValueError as exc:
+            raise PipelineError(str(exc)) from None
+        self.name = settings.label()
         self.toolset = str(self.detector_params.get("toolset", "household"))
         self.graph = NodeGraph(log_dir) if start_graph else None
         self._scene_key: str | None = None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Callable
 
 import rclpy
@@ -11,10 +12,17 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 def run_node(factory: Callable[[], "rclpy.node.Node"], args=None, threads: int = 4) -> int:
     """Init rclpy, build the node, spin it on a MultiThreadedExecutor until shutdown.
 
-    A node that cannot start (bad parameter, scene that does not load, ...) raises in its
-    constructor; the message is printed and the process exits with status 1.
+    ``--help`` (before any ``--ros-args``) prints what the node does and its parameters
+    (name, default, description) and exits 0. A node that cannot start (bad parameter, scene
+    that does not load, ...) raises in its constructor; the message is printed and the
+    process exits with status 1.
     """
-    rclpy.init(args=args if args is not None else sys.argv)
+    argv = list(args if args is not None else sys.argv)
+    own = argv[1:argv.index("--ros-args")] if "--ros-args" in argv else argv[1:]
+    if "--help" in own or "-h" in own:
+        print(node_help(factory, argv[0] if argv else ""))
+        return 0
+    rclpy.init(args=argv)
     node = None
     try:
         node = factory()
@@ -32,6 +40,25 @@ def run_node(factory: Callable[[], "rclpy.node.Node"], args=None, threads: int =
         if rclpy.ok():
             rclpy.shutdown()
     return 0
+
+
+def node_help(factory: Callable, program: str = "") -> str:
+    """Usage, the node module's summary and its parameter table (from the module's PARAMS)."""
+    module = sys.modules.get(getattr(factory, "__module__", ""), None)
+    name = Path(program).name or getattr(factory, "__name__", "node")
+    doc = (getattr(module, "__doc__", "") or "").strip()
+    summary = doc.split("\n\n")[0] if doc else ""
+    params = list(getattr(module, "PARAMS", ()))
+    lines = [f"usage: {name} [--help] [--ros-args -p NAME:=VALUE ... --params-file FILE]", ""]
+    if summary:
+        lines += [summary, ""]
+    lines.append(f"parameters (defaults; share/raider_ros/config/{name}.yaml holds the same):")
+    width = max((len(p.name) for p in params), default=0)
+    for p in params:
+        lines.append(f"  {p.name:<{width}}  {p.default!r:<24}  {p.description}")
+    if not params:
+        lines.append("  (none)")
+    return "\n".join(lines)
 
 
 class StartupError(RuntimeError):

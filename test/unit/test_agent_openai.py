@@ -205,3 +205,23 @@ def test_agent_with_unreachable_llm():
     llm = make_llm("openai", base_url=f"http://127.0.0.1:{_closed_port()}/v1", backoff_s=0.05)
     res = ProgramFlowManager(llm, world_tools(kitchen_world()), time_limit_s=2.0).run("pick(Apple)")
     assert res.status == "error" and "unreachable" in res.error
+
+
+def test_raider_llm_environment_settings_are_honoured(server, monkeypatch):
+    monkeypatch.setenv("RAIDER_LLM_BASE_URL", server.url)
+    monkeypatch.setenv("RAIDER_LLM_MODEL", "env-model")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    llm = make_llm("openai")                       # no key needed for a local server
+    assert llm.model == "env-model" and llm.base_url == server.url.rstrip("/")
+    server.push({"content": "hi"})
+    assert complete(llm).text == "hi"
+    assert server.requests[-1]["model"] == "env-model"
+    assert make_llm("openai", model="explicit").model == "explicit"   # an explicit setting wins
+
+
+def test_a_missing_key_is_one_line_naming_the_variable(monkeypatch):
+    for var in ("RAIDER_LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(ValueError) as e:
+        make_llm("openai")
+    assert "OPENAI_API_KEY" in str(e.value) and "\n" not in str(e.value)

@@ -162,3 +162,39 @@ def test_config_matches_declared_parameters(config):
         assert type(v) is type(declared[k].default), f"{config.name}: {k} has type {type(v).__name__}"
         assert v == declared[k].default, f"{config.name}: {k} = {v!r} but the node declares {declared[k].default!r}"
         assert declared[k].description, f"{k} has no description"
+
+
+def test_installed_executables_can_be_run_by_anyone():
+    for name in _executables():
+        path = INSTALL / "lib" / "raider_ros" / name
+        mode = path.resolve().stat().st_mode
+        assert mode & 0o111 == 0o111, f"{name} is mode {oct(mode & 0o777)}: not executable"
+
+
+@pytest.mark.parametrize("name", [n for n, m in _executables().items() if m.startswith("raider_ros.nodes.")])
+def test_every_node_answers_help_with_its_parameters(name):
+    import subprocess
+    res = subprocess.run([str(INSTALL / "lib" / "raider_ros" / name), "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    params = _node_params(_executables()[name])
+    assert res.stdout.startswith(f"usage: {name} ")
+    for p in params.values():
+        assert p.name in res.stdout and p.description[:30] in res.stdout
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (ROOT / "raider_ros" / "cli").glob("*.py") if p.stem != "__init__"))
+def test_every_command_line_program_runs_with_python_dash_m(module):
+    """`python -m raider_ros.cli.<program>` must run main(), not import and exit silently."""
+    import ast
+    tree = ast.parse((ROOT / "raider_ros" / "cli" / f"{module}.py").read_text())
+    guards = [n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)]
+    assert guards and "main(" in ast.unparse(guards[0]), f"raider_ros/cli/{module}.py has no __main__ guard calling main()"
+
+
+def test_camera_report_without_a_camera_names_the_silent_topics():
+    import subprocess
+    res = subprocess.run([sys.executable, "-m", "raider_ros.cli.camera_report", "--timeout", "1"],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert res.returncode == 1
+    assert "no complete camera frame within 1 s" in res.stderr and "camera/color/image_raw" in res.stderr

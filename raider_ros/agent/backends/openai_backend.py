@@ -28,7 +28,7 @@ PLACEHOLDER_KEY = "not-needed"        # local servers ignore the key, the SDK in
 
 
 class OpenAILLM:
-    def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None,
+    def __init__(self, model: str = "", base_url: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", temperature: float = 0.0, seed: int | None = 0,
                  request_timeout_s: float = 30.0, max_retries: int = 3, backoff_s: float = 0.5,
                  max_backoff_s: float = 8.0, tool_mode: str = "text", tools: Any = None,
@@ -41,12 +41,16 @@ class OpenAILLM:
             raise ValueError("tool_mode 'native' needs tools (a Toolset or its openai_tools() list)")
         if request_timeout_s <= 0 or max_retries < 0 or backoff_s < 0:
             raise ValueError("request_timeout_s must be positive; max_retries and backoff_s not negative")
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        # the same settings everywhere (demo, make evaluate, every node): an explicit value,
+        # else RAIDER_LLM_BASE_URL / RAIDER_LLM_MODEL, else the SDK's and the paper's defaults
+        base_url = base_url or os.environ.get("RAIDER_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or None
+        model = model or os.environ.get("RAIDER_LLM_MODEL") or DEFAULT_MODEL
         key = os.environ.get(api_key_env, "") if api_key_env else ""
         if not key:
             if base_url is None or OFFICIAL_HOST in base_url:
                 raise ValueError(f"the environment variable {api_key_env} holding the API key for "
-                                 f"{base_url or 'https://' + OFFICIAL_HOST} is not set")
+                                 f"{base_url or 'https://' + OFFICIAL_HOST} is not set (set it, or set "
+                                 "RAIDER_LLM_BASE_URL to a local OpenAI-compatible server)")
             key = PLACEHOLDER_KEY
         self._openai = openai
         self.client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=request_timeout_s)
