@@ -30,6 +30,7 @@ import yaml
 from raider_ros.evaluation.cases import CATEGORIES, filter_cases, load_benchmark
 from raider_ros.evaluation.report import load_report, markdown, plot
 from raider_ros.evaluation.runner import Evaluator, print_summary
+from raider_ros.sim.plausibility import check_plausibility
 
 BACKENDS = ("rules", "openai", "scripted")
 PIPELINE_MODULES = {"local": "raider_ros.evaluation.local", "ros": "raider_ros.ros.eval_pipeline"}
@@ -120,9 +121,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {w}", file=sys.stderr)
     if args.check:
         counts = {c: sum(1 for k in bench.cases if k.category == c) for c in CATEGORIES}
+        implausible = _plausibility(bench)
+        for line in implausible:
+            print(f"implausible: {line}", file=sys.stderr)
         print(f"{directory}: {len(bench.scenes)} scenes, {len(bench.cases)} cases "
-              f"({', '.join(f'{c} {n}' for c, n in counts.items())}), {len(bench.errors)} load errors")
-        return 1 if bench.errors else 0
+              f"({', '.join(f'{c} {n}' for c, n in counts.items())}), {len(bench.errors)} load errors, "
+              f"{len(implausible)} physical plausibility problems")
+        return 1 if bench.errors or implausible else 0
     if not bench.cases:
         print(f"{directory}: no case could be loaded ({len(bench.errors)} load errors)", file=sys.stderr)
         return 1
@@ -150,6 +155,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"evaluate: every case ended with an error (first: {report['results'][0]['error']})", file=sys.stderr)
         return 1
     return 0
+
+
+def _plausibility(bench) -> list[str]:
+    """Physical plausibility of every scene and every case's world after its setup (each
+    problem once, with the first place it shows up)."""
+    out, seen = [], set()
+    worlds = [(f"scene {name}", scene) for name, scene in bench.scenes.items()]
+    for case in bench.cases:
+        try:
+            worlds.append((f"case {case.id} (scene {case.scene} after its setup)", bench.scene_for(case)))
+        except Exception as exc:  # noqa: BLE001 - a broken setup is reported as a load error already
+            out.append(f"case {case.id}: its setup cannot be applied: {exc}")
+    for where, world in worlds:
+        for problem in check_plausibility(world):
+            if problem not in seen:
+                seen.add(problem)
+                out.append(f"{where}: {problem}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

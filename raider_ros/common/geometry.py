@@ -41,6 +41,34 @@ def true_box(e) -> tuple[np.ndarray, np.ndarray]:
     return c - half, c + half
 
 
+def footprint(e, circle_sides: int = 16) -> np.ndarray:
+    """(N, 2) convex outline of an entity seen from above: the rotated rectangle of a box, a
+    regular polygon around a cylinder's or sphere's centre (its circle's circumscribed polygon)."""
+    c = np.asarray(e.center, float)[:2]
+    hx, hy = float(e.size[0]) / 2.0, float(e.size[1]) / 2.0
+    if getattr(e, "shape", "box") in ("cylinder", "sphere"):
+        a = np.linspace(0.0, 2 * math.pi, circle_sides, endpoint=False)
+        k = 1.0 / math.cos(math.pi / circle_sides)
+        return c + np.stack([hx * k * np.cos(a), hy * k * np.sin(a)], axis=1)
+    yaw = math.radians(entity_yaw_deg(e))
+    rot = np.array([[math.cos(yaw), -math.sin(yaw)], [math.sin(yaw), math.cos(yaw)]])
+    return c + np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]]) @ rot.T
+
+
+def polygon_penetration(p: np.ndarray, q: np.ndarray) -> float:
+    """How deep two convex polygons overlap: the smallest overlap of their projections over the
+    edge normals of both (separating axis test); negative when they are apart."""
+    best = math.inf
+    for poly in (p, q):
+        edges = np.roll(poly, -1, axis=0) - poly
+        normals = np.stack([-edges[:, 1], edges[:, 0]], axis=1)
+        normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-12)
+        pp, qq = p @ normals.T, q @ normals.T
+        depth = np.minimum(pp.max(0), qq.max(0)) - np.maximum(pp.min(0), qq.min(0))
+        best = min(best, float(depth.min()))
+    return best
+
+
 def overlap(lo1, hi1, lo2, hi2) -> np.ndarray:
     """Per-axis signed overlap length (negative: the gap)."""
     return np.minimum(hi1, hi2) - np.maximum(lo1, lo2)

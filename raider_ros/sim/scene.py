@@ -78,6 +78,7 @@ class SceneObject:
     door: str | None = None
     color: tuple[float, float, float] | None = None
     properties: frozenset[str] = frozenset()
+    mounted: bool = False            # project extension: fixed to a wall, needs no support below
     state: Mapping[str, bool] = field(default_factory=dict)
 
     def has(self, prop: str) -> bool:
@@ -306,6 +307,7 @@ def _parse_object(raw: Any, idx: int, ctx: _Ctx) -> SceneObject:
         color=ctx.color(m.get("color"), f"{path}.color"),
         properties=frozenset(props),
         state=state,
+        mounted=ctx.boolean(m.get("mounted", False) or False, f"{path}.mounted"),
     )
 
 
@@ -478,6 +480,8 @@ def object_to_dict(o: SceneObject) -> dict[str, Any]:
     }
     if o.color is not None:
         d["color"] = list(o.color)
+    if o.mounted:
+        d["mounted"] = True
     return d
 
 
