@@ -198,3 +198,18 @@ def test_camera_report_without_a_camera_names_the_silent_topics():
                          capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert res.returncode == 1
     assert "no complete camera frame within 1 s" in res.stderr and "camera/color/image_raw" in res.stderr
+
+
+def test_rviz_view_uses_the_markers_frame_and_real_topics():
+    view = yaml.safe_load((INSTALL / "share" / "raider_ros" / "rviz" / "raider.rviz").read_text())
+    manager = view["Visualization Manager"]
+    frames = {_node_params("raider_ros.nodes.scene_graph")["world_frame"].default,
+              _node_params("raider_ros.nodes.sim_world")["world_frame"].default}
+    assert frames == {manager["Global Options"]["Fixed Frame"]}      # works without a tf tree
+    topics = {d["Class"].split("/")[-1]: d["Topic"]["Value"] for d in manager["Displays"] if "Topic" in d}
+    assert topics == {"MarkerArray": "/scene_graph/markers", "Pose": "/camera/pose",
+                      "Image": "/camera/color/image_raw"}
+    sources = {"/scene_graph/markers": "nodes/scene_graph.py", "/camera/pose": "nodes/sim_world.py",
+               "/camera/color/image_raw": "nodes/sim_world.py"}
+    for topic, src in sources.items():
+        assert f'"{topic[1:]}"' in (ROOT / "raider_ros" / src).read_text(), f"{src} does not publish {topic}"
