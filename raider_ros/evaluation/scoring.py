@@ -7,8 +7,9 @@ Per case (docs/benchmark-format.md, "Scoring"):
   grounding equals it as a set (ids compared case-insensitively), or, for category IA,
   ambiguity is reported and every candidate is named, in the reported grounding or in the
   explanation.
-* **Expl** — Det holds and every ``mentions`` group is matched by the explanation:
-  case-insensitive, by stem (:mod:`raider_ros.evaluation.stem`).
+* **Expl** — Det holds and every ``mentions`` group is matched by the explanation's reason:
+  case-insensitive, by stem (:mod:`raider_ros.evaluation.stem`). A list of three or more ids
+  of different types (an inventory of what is in view) is no reason and matches nothing.
 
 An object id, as a mention entry or an IA candidate, is also matched by its type name:
 ``Apple_1`` by "apple", ``CounterTop_1`` by "counter top" or "countertop", and a person by
@@ -104,10 +105,27 @@ def expand_entries(entries: Iterable[str], scene: Scene | None = None) -> list[s
     return out
 
 
+_ID_WORD = r"[A-Z][A-Za-z0-9]*_\d+"
+_ID_RUN = re.compile(rf"{_ID_WORD}(?:\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+){_ID_WORD}){{2,}}")
+
+
+def reason_text(explanation: str, scene: Scene | None = None) -> str:
+    """The explanation without inventories: a run of three or more ids of different types
+    ("Apple_1, Mug_1, Knife_1 and Bowl_1") lists what is there and gives no reason, so its
+    words earn no mention. A run of one type (the candidates of an ambiguity) stays."""
+    def keep(m: re.Match) -> str:
+        ids = re.findall(_ID_WORD, m.group(0))
+        types = {(scene.get(i).type if scene is not None and scene.get(i) is not None else i.rsplit("_", 1)[0])
+                 for i in ids}
+        return m.group(0) if len(types) == 1 else " "
+    return _ID_RUN.sub(keep, explanation or "")
+
+
 def missed_mentions(explanation: str, groups: Sequence[Sequence[str]],
                     scene: Scene | None = None) -> list[tuple[str, ...]]:
-    """The mention groups ``explanation`` does not match (empty: all matched)."""
-    forms = text_forms(explanation or "")
+    """The mention groups the explanation's reason (:func:`reason_text`) does not match
+    (empty: all matched)."""
+    forms = text_forms(reason_text(explanation, scene))
     return [tuple(g) for g in groups if not matches_any(forms, expand_entries(g, scene))]
 
 

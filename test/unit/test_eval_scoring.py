@@ -151,3 +151,15 @@ def test_summarize_fractions_time_and_costs():
     assert list(breakdown(rs, "query_type", ("QS", "QU"))) == ["QS", "QU"]
     empty = summarize([])
     assert empty["cases"] == 0 and empty["grnd"] is None and empty["time_p95_s"] is None
+
+
+def test_an_inventory_of_visible_ids_is_no_reason():
+    from raider_ros.evaluation.scoring import missed_mentions, reason_text
+    inventory = "There is no pear. I can see Apple_1, Mug_1, Knife_1 and Bowl_1."
+    assert "Apple_1" not in reason_text(inventory)
+    assert missed_mentions(inventory, [["pear"], ["apple"]]) == [("apple",)]
+    # the candidates of an ambiguity are one type: they stay a reason
+    amb = "Mug_1, Mug_2 and Mug_3 all match 'the mug'."
+    assert reason_text(amb) == amb and missed_mentions(amb, [["mug"]]) == []
+    # two ids are a comparison, not an inventory
+    assert missed_mentions("Apple_1 is closer than Banana_1.", [["banana"]]) == []
