@@ -78,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--case-timeout", type=float, default=300.0, metavar="S",
                    help="give up on a case after S seconds (a watchdog; detectors have their own limit)")
     p.add_argument("--check", action="store_true", help="load and validate the directory, run nothing")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run every case N times and report per-case agreement (repeatability)")
     p.add_argument("--compare", nargs="+", metavar="REPORT",
                    help="report.json files (or their directories): write report.md/png side by side")
     return p
@@ -142,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
                           case_timeout_s=args.case_timeout if args.case_timeout > 0 else None)
     try:
         report = evaluator.evaluate(bench, out, pattern=args.filter, limit=args.limit,
-                                    extra={"mode": args.mode})
+                                    extra={"mode": args.mode, "set": _set_name(directory)}, repeat=args.repeat)
     finally:
         close = getattr(pipeline, "close", None)
         if callable(close):
@@ -155,6 +157,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"evaluate: every case ended with an error (first: {report['results'][0]['error']})", file=sys.stderr)
         return 1
     return 0
+
+
+def _set_name(directory: Path) -> str:
+    """Which set a figure was measured on: data/benchmark/<set> is named by its folder (dev
+    sets were tuned on, held-out sets not); any other directory by its path."""
+    d = directory.resolve()
+    return f"{d.name} (project benchmark)" if d.parent.name == "benchmark" and d.parent.parent.name == "data" else str(d)
 
 
 def _plausibility(bench) -> list[str]:

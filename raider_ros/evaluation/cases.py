@@ -26,6 +26,8 @@ import yaml
 
 from raider_ros.sim.scene import Scene, SceneError, apply_setup, load_scene
 
+from .recovery_check import RecoveryFormatError, parse_recovery
+
 CASES_FORMAT = "raider-cases/1"
 QUERY_TYPES = ("QS", "QU")
 ABSTRACTIONS = ("AS", "AN", "AR", "AC")
@@ -37,7 +39,7 @@ CATEGORY_NAMES = {
 }
 CATEGORY_ISSUE = {"IN": "none", "IA": "ambiguity", **{f"IU{i}": "unfeasibility" for i in range(1, 7)}}
 _CASE_KEYS = {"id", "query", "query_type", "abstraction", "setup", "expected"}
-_EXPECTED_KEYS = {"issue", "category", "grounding", "mentions"}
+_EXPECTED_KEYS = {"issue", "category", "grounding", "mentions", "recovery"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Case:
     mentions: tuple[tuple[str, ...], ...] = ()
     source: str = ""                 # file the case came from
     extra: Mapping[str, Any] = field(default_factory=dict)
+    recovery: tuple = ()             # expected recoveries (alternatives of StepPattern tuples); () = not scored
 
 
 @dataclass(frozen=True)
@@ -228,6 +231,14 @@ def _parse_case(raw: Any, index: int, scene: Scene, source: str) -> tuple[Case, 
     if exp.get("grounding") is not None:
         grounding = _id_list(exp["grounding"], "expected.grounding")
     mentions = _mentions(exp.get("mentions"), "expected.mentions")
+    recovery: tuple = ()
+    if exp.get("recovery") is not None:
+        if issue == "none":
+            raise _CaseError("expected.recovery", "a case without an issue needs no recovery")
+        try:
+            recovery = parse_recovery(_plain(exp["recovery"]))
+        except RecoveryFormatError as exc:
+            raise _CaseError("expected.recovery", str(exc).split(": ", 1)[-1]) from None
 
     setup = _plain(raw.get("setup"))
     try:
@@ -245,7 +256,7 @@ def _parse_case(raw: Any, index: int, scene: Scene, source: str) -> tuple[Case, 
     extra.update({f"expected.{k}": _plain(v) for k, v in exp.items() if k not in _EXPECTED_KEYS})
     case = Case(id=raw_id.strip(), scene=scene.name, query=query, query_type=qt, abstraction=ab,
                 expected_issue=issue, category=category, setup=setup, grounding=grounding,
-                mentions=mentions, source=source, extra=extra)
+                mentions=mentions, source=source, extra=extra, recovery=recovery)
     return case, warnings
 
 

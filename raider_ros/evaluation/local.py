@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from raider_ros.agent.factory import DetectorSettings, build_detector
+from raider_ros.agent.factory import DetectorSettings, build_detector, make_backend
+from raider_ros.agent.llm import LLMError
+from raider_ros.recovery.plan import PlanError, plan_steps
+from raider_ros.recovery.planner import RecoveryPlanner
+from raider_ros.recovery.rules_writer import RecoveryHints
 from raider_ros.sim.scene import Scene
 from raider_ros.sim.world import SimWorld
 from raider_ros.perception.pipeline import PerceptionPipeline
@@ -17,7 +21,7 @@ from raider_ros.perception.provider import TruthProvider
 from raider_ros.perception.scene_graph import SceneGraph
 from raider_ros.perception.toolbox import ToolBox
 
-from .runner import DetectOutcome
+from .runner import DetectOutcome, RecoveryOutcome
 
 
 class LocalPipeline:
@@ -32,6 +36,7 @@ class LocalPipeline:
         self.tools = ToolBox(self.graph, self.provider)
         self._detectors: dict[str, Any] = {}
         self._loaded: Scene | None = None
+        self._planner: RecoveryPlanner | None = None
         self._detector(self.settings.toolset)   # bad settings fail here, before the first case
         self.name = self.settings.label()
 
@@ -61,7 +66,22 @@ class LocalPipeline:
             issue=res.issue, explanation=res.explanation, grounding=list(res.grounding),
             status=res.status, error=res.error, llm_turns=res.llm_turns,
             tool_calls=len(res.tool_calls), prompt_tokens=res.prompt_tokens,
-            completion_tokens=res.completion_tokens, elapsed_s=res.elapsed_s)
+            completion_tokens=res.completion_tokens, elapsed_s=res.elapsed_s,
+            warnings=[f"{w.number} {w.title}" for w in res.warnings], tools_used=[c.name for c in res.tool_calls])
+
+    def plan_recovery(self, query: str, issue: str, explanation: str, holding: str | None,
+                      grounding: list[str], context: str = "") -> RecoveryOutcome:
+        """The recovery planner of the same backend (rules writer, or the LLM) on RAIDER's output."""
+        if self._planner is None:
+            s = self.settings
+            self._planner = RecoveryPlanner("rules" if s.backend == "rules" else make_backend(s))
+        try:
+            plan = self._planner.plan(query, issue, explanation, holding,
+                                      hints=RecoveryHints(grounding=tuple(grounding)), context=context)
+        except (PlanError, LLMError, ValueError) as exc:
+            return RecoveryOutcome(status="error", error=str(exc),
+                                   plan_text="\n".join(self._planner.last.texts) if self._planner.last else "")
+        return RecoveryOutcome(steps=plan_steps(plan), plan_text=plan.to_code())
 
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .cases import ABSTRACTIONS, CATEGORIES, CATEGORY_NAMES, QUERY_TYPES, LoadError
-from .scoring import CaseResult, breakdown, summarize
+from .scoring import CaseResult, breakdown, failure_counts, summarize, warning_counts
 
 REPORT_JSON, REPORT_MD, REPORT_PNG = "report.json", "report.md", "report.png"
 
@@ -30,6 +30,11 @@ def build_report(backend: str, results: Sequence[CaseResult], *, load_errors: Se
         "by_category": breakdown(results, "category", CATEGORIES),
         "by_query_type": breakdown(results, "query_type", QUERY_TYPES),
         "by_abstraction": breakdown(results, "abstraction", ABSTRACTIONS),
+        "recov_plan": summarize(results)["recov_plan"],
+        "warning_rate": summarize(results)["warning_rate"],
+        "warnings_by_type": warning_counts(results),
+        "warning_self_corrected": _self_corrected(results),
+        "failure_reasons": failure_counts(results),
         "results": [r.to_dict() for r in results],
         "load_errors": [e.to_dict() | {"text": str(e)} for e in load_errors],
         "load_warnings": [w.to_dict() | {"text": str(w)} for w in load_warnings],
@@ -37,6 +42,12 @@ def build_report(backend: str, results: Sequence[CaseResult], *, load_errors: Se
     if extra:
         report.update(extra)
     return report
+
+
+def _self_corrected(results: Sequence[CaseResult]) -> float | None:
+    """Among the cases with a warning, the share still explained right (the paper: 86.8 %)."""
+    warned = [r for r in results if r.warnings]
+    return sum(1 for r in warned if r.expl) / len(warned) if warned else None
 
 
 def write_reports(out_dir: str | Path, report: dict[str, Any],
@@ -122,6 +133,33 @@ def markdown(runs: Sequence[dict[str, Any]], failures_of: dict[str, Any] | None 
     lines += ["", "## By query type", ""] + _overall_table(runs, "query_type", QUERY_TYPES)
     lines += ["", "## By abstraction", ""] + _overall_table(runs, "abstraction", ABSTRACTIONS)
 
+    lines += ["", "## Recovery plans (Recov_Plan %, Table 2 layout)", ""]
+    cats = [c for c in CATEGORIES if c != "IN"]
+    rows = []
+    for run in runs:
+        o = run["overall"]
+        rows.append([run["backend"], _pct(o.get("recov_plan")),
+                     *(_pct(run["by_category"].get(c, {}).get("recov_plan")) for c in cats)])
+    rows.append(["cases", str(runs[-1]["overall"].get("recov_plan_cases", 0)),
+                 *(str(runs[-1]["by_category"].get(c, {}).get("recov_plan_cases", 0)) for c in cats)])
+    lines += _table(["method", "All", *cats], rows)
+    lines += ["", "Only cases whose issue was detected and explained, and that carry an expected "
+              "recovery (`expected.recovery`), are scored.", ""]
+    lines += ["## Warnings and failure reasons", ""]
+    rows = [[run["backend"], _pct(run.get("warning_rate")), _pct(run.get("warning_self_corrected")),
+             ", ".join(f"{k}: {v}" for k, v in (run.get("warnings_by_type") or {}).items()) or "–",
+             ", ".join(f"{k} {v}" for k, v in (run.get("failure_reasons") or {}).items() if v) or "–"]
+            for run in runs]
+    lines += _table(["method", "cases with a warning %", "of those explained %", "warnings by type",
+                     "failure reasons"], rows)
+    for run in runs:
+        rep = run.get("repeatability")
+        if rep:
+            lines += ["", f"## Repeatability of {run['backend']} ({rep['runs']} runs per case)", ""]
+            lines += _table(["case", "agreement", "Det rate", "Expl rate", "time mean s", "time std s"],
+                            [[cid, f"{c['agreement']:.2f}", f"{c['det_rate']:.2f}", f"{c['expl_rate']:.2f}",
+                              f"{c['time_mean_s']:.2f}", f"{c['time_std_s']:.2f}"] for cid, c in rep["cases"].items()])
+
     if failures_of is not None:
         failed = [r for r in failures_of.get("results", []) if not r["expl"]]
         lines += ["", f"## Cases without a correct explanation ({len(failed)})", ""]
@@ -135,7 +173,8 @@ def markdown(runs: Sequence[dict[str, Any]], failures_of: dict[str, Any] | None 
                     why = "explanation lacks " + "; ".join("/".join(g) for g in r["missed_mentions"])
                 rows.append([r["id"], r["category"], r["expected"], str(r["reported"]),
                              {True: "yes", False: "no", None: "–"}[r["grnd"]], why[:160]])
-            lines += _table(["case", "type", "expected", "reported", "Grnd", "why"], rows)
+            lines += _table(["case", "type", "expected", "reported", "Grnd", "reason", "why"],
+                            [[*row[:5], str(r.get("failure_reason") or "–"), row[5]] for row, r in zip(rows, failed)])
         errors = failures_of.get("load_errors") or []
         if errors:
             lines += ["", f"## Load errors ({len(errors)})", ""] + [f"- {e['text']}" for e in errors]

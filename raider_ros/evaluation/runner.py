@@ -28,7 +28,8 @@ from raider_ros.sim.scene import Scene
 
 from .cases import Benchmark, Case, filter_cases
 from .report import build_report, write_reports
-from .scoring import CaseResult, score_case
+from .recovery_check import plan_matches
+from .scoring import CaseResult, classify_failure, score_case
 
 
 @dataclass
@@ -43,6 +44,17 @@ class DetectOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     elapsed_s: float | None = None    # detection time; the runner measures it when None
+    warnings: Sequence[str] = ()      # "<number> <title>" of each program-flow warning
+    tools_used: Sequence[str] = ()    # the tools called, in order
+
+
+@dataclass
+class RecoveryOutcome:
+    """A recovery plan for a detected issue: its steps as (action, [(arg, is a variable)])."""
+    steps: Sequence[tuple[str, Sequence[tuple[str, bool]]]] = ()
+    plan_text: str = ""
+    status: str = "ok"
+    error: str | None = None
 
 
 # Optional case keys (project extensions) passed to ``detect`` as keyword arguments when a
@@ -55,6 +67,9 @@ class Pipeline(Protocol):
     def prepare(self, scene: Scene, setup: Any) -> None: ...
 
     def detect(self, query: str, **options: Any) -> DetectOutcome: ...
+
+    # optional: pipelines with it score Recov_Plan on cases that carry expected.recovery
+    # def plan_recovery(self, query, issue, explanation, holding, grounding, context) -> RecoveryOutcome
 
 
 def _print_progress(line: str) -> None:
@@ -115,7 +130,7 @@ class Evaluator:
         elapsed = outcome.elapsed_s if outcome.elapsed_s is not None else time.monotonic() - t0
         issue = outcome.issue if outcome.status == "ok" else None
         score = score_case(case, issue, outcome.explanation, outcome.grounding, world or scene)
-        return CaseResult(
+        result = CaseResult(
             id=case.id, scene=case.scene, category=case.category, query_type=case.query_type,
             abstraction=case.abstraction, query=case.query, expected_issue=case.expected_issue,
             reported_issue=outcome.issue, grnd=score.grnd, det=score.det, expl=score.expl,
@@ -127,32 +142,80 @@ class Evaluator:
             status=outcome.status, error=outcome.error,
             missed_mentions=[list(g) for g in score.missed_mentions],
             unnamed_candidates=list(score.unnamed_candidates),
+            warnings=[str(w) for w in outcome.warnings or ()], tools_used=[str(x) for x in outcome.tools_used or ()],
         )
+        result.failure_reason = classify_failure(case, result)
+        if case.recovery and score.expl and issue != "none" and callable(getattr(self.pipeline, "plan_recovery", None)):
+            self._score_recovery(case, result, world or scene, options)
+        return result
 
-    def run(self, bench: Benchmark, *, pattern: str | None = None, limit: int | None = None) -> list[CaseResult]:
+    def _score_recovery(self, case: Case, result: CaseResult, world: Scene, options: dict[str, Any]) -> None:
+        """Recov_Plan as the paper measures it: only for cases whose issue was detected and
+        explained, the planner gets the query, the issue, RAIDER's explanation and what the
+        robot holds; the plan is valid when it matches one of the case's expected recoveries."""
+        try:
+            rec = self.pipeline.plan_recovery(case.query, result.reported_issue or "", result.explanation,
+                                              world.robot.holding, list(result.grounding),
+                                              options.get("context") or "")
+        except Exception as exc:  # noqa: BLE001 - a planner failure is an invalid plan, not a stop
+            rec = RecoveryOutcome(status="error", error=f"{type(exc).__name__}: {exc}")
+        result.recovery_plan = rec.plan_text
+        result.recovery_error = rec.error
+        result.recovery_valid = rec.status == "ok" and plan_matches(case.recovery, rec.steps)
+
+    def run(self, bench: Benchmark, *, pattern: str | None = None, limit: int | None = None,
+            repeat: int = 1) -> list[CaseResult]:
+        """Every selected case once; with ``repeat`` > 1 each case runs that many times in a row
+        (the first run's result is the case's result; all runs go to :attr:`repeats`)."""
         cases = filter_cases(bench.cases, pattern, limit)
         results = []
+        self.repeats: dict[str, list[CaseResult]] = {}
         width = max((len(c.id) for c in cases), default=4)
         for n, case in enumerate(cases, 1):
-            r = self.run_case(bench, case)
+            runs = [self.run_case(bench, case) for _ in range(max(1, repeat))]
+            self.repeats[case.id] = runs
+            r = runs[0]
             results.append(r)
             verdict = "ok" if r.expl else ("fail" if r.status == "ok" else r.status.upper())
             line = (f"[{n:>{len(str(len(cases)))}}/{len(cases)}] {case.id:<{width}} {case.category:<4}"
                     f" expected {case.expected_issue:<13} reported {str(r.reported_issue):<13}"
                     f" {verdict:<5} {r.time_s:6.2f} s")
+            if repeat > 1:
+                line += f"  agreement {repeatability(runs)['agreement']:.2f} over {len(runs)} runs"
             if r.error:
                 line += f"\n      error: {' '.join(r.error.split())}"
             self.progress(line)
         return results
 
     def evaluate(self, bench: Benchmark, out_dir: str | Path, *, pattern: str | None = None,
-                 limit: int | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                 limit: int | None = None, extra: dict[str, Any] | None = None, repeat: int = 1) -> dict[str, Any]:
         """Run, score, write report.json / report.md / report.png; return the report."""
-        results = self.run(bench, pattern=pattern, limit=limit)
+        results = self.run(bench, pattern=pattern, limit=limit, repeat=repeat)
+        extra = dict(extra or {})
+        if repeat > 1:
+            per_case = {cid: repeatability(runs) for cid, runs in self.repeats.items()}
+            extra["repeatability"] = {
+                "runs": repeat, "cases": per_case,
+                "agreement_mean": float(sum(c["agreement"] for c in per_case.values()) / max(1, len(per_case))),
+                "expl_rate_mean": float(sum(c["expl_rate"] for c in per_case.values()) / max(1, len(per_case)))}
         report = build_report(self.backend, results, load_errors=bench.errors,
                               load_warnings=bench.warnings, directory=str(bench.directory), extra=extra)
         write_reports(out_dir, report)
         return report
+
+
+def repeatability(runs: Sequence[CaseResult]) -> dict[str, Any]:
+    """One case over several runs: how often the most common verdict came out (agreement),
+    the Det and Expl rates, and the time's mean and spread (paper §4.2.4)."""
+    verdicts: dict[str, int] = {}
+    for r in runs:
+        key = str(r.reported_issue if r.status == "ok" else f"error: {r.status}")
+        verdicts[key] = verdicts.get(key, 0) + 1
+    times = [r.time_s for r in runs]
+    mean = sum(times) / len(times)
+    return {"runs": len(runs), "agreement": max(verdicts.values()) / len(runs), "verdicts": verdicts,
+            "det_rate": sum(r.det for r in runs) / len(runs), "expl_rate": sum(r.expl for r in runs) / len(runs),
+            "time_mean_s": mean, "time_std_s": (sum((x - mean) ** 2 for x in times) / len(times)) ** 0.5}
 
 
 def print_summary(report: dict[str, Any], out_dir: str | Path, stream=None) -> None:
@@ -162,11 +225,21 @@ def print_summary(report: dict[str, Any], out_dir: str | Path, stream=None) -> N
     def pct(v: float | None) -> str:
         return "–" if v is None else f"{100 * v:.1f} %"
 
-    print(f"\n{report['backend']}: {report['cases']} cases  Grnd {pct(o['grnd'])}  Det {pct(o['det'])}"
+    on = f" on {report['set']}" if report.get("set") else ""
+    print(f"\n{report['backend']}{on}: {report['cases']} cases  Grnd {pct(o['grnd'])}  Det {pct(o['det'])}"
           f"  Expl {pct(o['expl'])}  time mean {o['time_mean_s'] or 0:.2f} s"
           f" (p95 {o['time_p95_s'] or 0:.2f} s)  errors {o['errors']}", file=stream)
     for cat, s in report["by_category"].items():
         print(f"  {cat:<4} {s['cases']:>4} cases  Expl {pct(s['expl'])}", file=stream)
+    if o.get("recov_plan_cases"):
+        print(f"Recov_Plan {pct(o['recov_plan'])} over {o['recov_plan_cases']} explained cases with an expected "
+              f"recovery", file=stream)
+    print(f"warnings in {pct(o.get('warning_rate'))} of the cases; failures: "
+          + (", ".join(f"{k} {v}" for k, v in report.get("failure_reasons", {}).items() if v) or "none"), file=stream)
+    if "repeatability" in report:
+        r = report["repeatability"]
+        print(f"repeatability over {r['runs']} runs: agreement {r['agreement_mean']:.2f}, "
+              f"Expl rate {r['expl_rate_mean']:.2f} (per case in report.json)", file=stream)
     if report["load_errors"]:
         print(f"{len(report['load_errors'])} load errors:", file=stream)
         for e in report["load_errors"]:

@@ -68,6 +68,12 @@ class CaseResult:
     error: str | None = None
     missed_mentions: list[list[str]] = field(default_factory=list)
     unnamed_candidates: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)         # "<number> <title>" per flow-manager warning
+    tools_used: list[str] = field(default_factory=list)       # tool names called, in order
+    failure_reason: str | None = None                         # see classify_failure (None: Expl holds)
+    recovery_valid: bool | None = None                        # Recov_Plan (None: not scored)
+    recovery_plan: str = ""
+    recovery_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -167,10 +173,15 @@ def _fraction(flags: Sequence[bool]) -> float | None:
 
 
 def summarize(results: Sequence[CaseResult]) -> dict[str, Any]:
-    """Grnd, Det and Expl as fractions (Grnd over the cases with grounding), timing and cost."""
+    """Grnd, Det and Expl as fractions (Grnd over the cases with grounding), Recov_Plan (over the
+    cases with an expected recovery whose issue was explained), warnings, timing and cost."""
     times = [r.time_s for r in results if r.time_s is not None and math.isfinite(r.time_s)]
     grounded = [bool(r.grnd) for r in results if r.grnd is not None]
+    recovered = [bool(r.recovery_valid) for r in results if r.recovery_valid is not None]
     return {
+        "recov_plan": _fraction(recovered),
+        "recov_plan_cases": len(recovered),
+        "warning_rate": _fraction([bool(r.warnings) for r in results]),
         "cases": len(results),
         "grnd_cases": len(grounded),
         "grnd": _fraction(grounded),
@@ -193,3 +204,51 @@ def breakdown(results: Sequence[CaseResult], key: str, order: Sequence[str] = ()
         groups.setdefault(getattr(r, key), []).append(r)
     keys = [k for k in order if k in groups] + sorted(k for k in groups if k not in order)
     return {k: summarize(groups[k]) for k in keys}
+
+
+# --------------------------------------------------------------------------- failure reasons
+FAILURE_REASONS = ("grounding", "missed check", "wrong reasoning", "wrong format", "error")
+_FORMAT_ERRORS = re.compile(r"off-protocol|garbage|no final response|unusable|final answer|not valid json|"
+                            r"could not be parsed|format", re.I)
+
+
+def _decisive_tools() -> dict[str, set[str]]:
+    from raider_ros.common.paths import data_dir
+    from raider_ros.common.yamlfile import read_yaml_mapping
+    doc, _ = read_yaml_mapping(data_dir() / "evaluation" / "decisive_tools.yaml", what="decisive tools file")
+    return {str(k): set(v or ()) for k, v in doc.items()}
+
+
+def classify_failure(case: Case, result: CaseResult) -> str | None:
+    """Why a case failed, where it can be told from the outcome alone (paper Fig. 12's
+    reasons): ``wrong format`` (the run ended on replies off the protocol), ``error`` (no
+    answer for another reason: time limit, unreachable LLM, a node down), ``grounding`` (the
+    reported grounding is not the expected one), ``missed check`` (no call of the tools that
+    decide the expected category, data/evaluation/decisive_tools.yaml), else ``wrong
+    reasoning``. None when the explanation is right."""
+    if result.expl:
+        return None
+    if result.status != "ok":
+        return "wrong format" if _FORMAT_ERRORS.search(result.error or "") else "error"
+    if result.grnd is False:
+        return "grounding"
+    needed = _decisive_tools().get(case.category)
+    if needed and not needed & set(result.tools_used):
+        return "missed check"
+    return "wrong reasoning"
+
+
+def failure_counts(results: Sequence[CaseResult]) -> dict[str, int]:
+    counts = {r: 0 for r in FAILURE_REASONS}
+    for r in results:
+        if r.failure_reason:
+            counts[r.failure_reason] = counts.get(r.failure_reason, 0) + 1
+    return counts
+
+
+def warning_counts(results: Sequence[CaseResult]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in results:
+        for w in r.warnings:
+            counts[w] = counts.get(w, 0) + 1
+    return dict(sorted(counts.items()))

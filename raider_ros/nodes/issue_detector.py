@@ -138,6 +138,8 @@ class IssueDetectorNode(Node):
         target.completion_tokens = int(res.completion_tokens)
         target.elapsed_s = float(res.elapsed_s)
         target.transcript_json = json.dumps(res.transcript)
+        target.warnings = [f"{w.number} {w.title}" for w in res.warnings]
+        target.tools_used = [c.name for c in res.tool_calls]
         return target
 
     # ------------------------------------------------------------------ action and service

@@ -531,3 +531,9 @@ def _exc_text(exc: BaseException) -> str:
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def plan_steps(plan: Plan) -> list[tuple[str, list[tuple[str, bool]]]]:
+    """A plan's steps as (action, [(argument text or variable name, is a variable)])."""
+    return [(s.action, [(a.name, True) if isinstance(a, Var) else (str(a.value), False) for a in s.args])
+            for s in plan.steps]

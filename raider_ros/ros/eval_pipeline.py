@@ -20,14 +20,14 @@ from rclpy.node import Node
 
 from raider_ros.agent.factory import DetectorSettings, build_detector, make_backend
 from raider_ros.common.tool_contract import NoTools
-from raider_ros.evaluation.runner import DetectOutcome
+from raider_ros.evaluation.runner import DetectOutcome, RecoveryOutcome
 from raider_ros.msg import SceneGraphStatus
 from raider_ros.ros.conversions import msg_to_status
 from raider_ros.ros.goal_queue import GraphStatus
 from raider_ros.ros.graph import NodeGraph, wait_for_services
 from raider_ros.ros.qos import LATCHED
 from raider_ros.sim.scene import Scene, dump_scene
-from raider_ros.srv import ApplySetup, DetectIssue, LoadScene
+from raider_ros.srv import ApplySetup, DetectIssue, LoadScene, PlanRecovery
 
 GRAPH = ("sim_world", "object_detector", "depth_distance", "spatial_relations", "scene_graph", "issue_detector")
 
@@ -63,6 +63,11 @@ class RosPipeline:
             for name in GRAPH[1:-1]:
                 self.graph.start(name)
             self.graph.start("issue_detector", self.detector_params)
+            planner = {k: v for k, v in self.detector_params.items()
+                       if k in ("backend", "model", "base_url", "api_key_env", "fixture")}
+            if settings.method != "raider" or planner.get("backend") == "scripted":
+                planner = {"backend": "rules"}   # baselines and recorded detector replies: the offline planner
+            self.graph.start("recovery_planner", planner)
             atexit.register(self.close)
         self.context = Context()
         rclpy.init(context=self.context)
@@ -70,6 +75,7 @@ class RosPipeline:
         self.load = self.node.create_client(LoadScene, "sim/load_scene")
         self.setup = self.node.create_client(ApplySetup, "sim/apply_setup")
         self.detect_client = self.node.create_client(DetectIssue, "detect_issue")
+        self.plan_client = self.node.create_client(PlanRecovery, "plan_recovery")
         self._detect_clients = {self.toolset: self.detect_client}
         self.node.create_subscription(SceneGraphStatus, "scene_graph/status", self._on_status, LATCHED)
         self.executor = SingleThreadedExecutor(context=self.context)
@@ -148,7 +154,18 @@ class RosPipeline:
         return DetectOutcome(issue=r.issue or None, explanation=r.explanation, grounding=list(r.grounding),
                              status=r.status, error=r.error or None, llm_turns=r.llm_turns, tool_calls=r.tool_calls,
                              prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
-                             elapsed_s=r.elapsed_s)
+                             elapsed_s=r.elapsed_s, warnings=list(r.warnings), tools_used=list(r.tools_used))
+
+    def plan_recovery(self, query: str, issue: str, explanation: str, holding: str | None,
+                      grounding: list[str], context: str = "") -> RecoveryOutcome:
+        if not self.plan_client.service_is_ready():
+            wait_for_services(self.node, [self.plan_client], 30.0, self.graph)
+        r = self._call(self.plan_client, PlanRecovery.Request(query=query, issue=issue, explanation=explanation,
+                                                              holding=holding or "", grounding=list(grounding)))
+        if not r.success:
+            return RecoveryOutcome(status="error", error=r.message, plan_text=r.plan_text)
+        return RecoveryOutcome(steps=[(s.action, list(zip(s.args, s.arg_is_variable))) for s in r.steps],
+                               plan_text=r.plan_text)
 
     def close(self) -> None:
         if getattr(self, "context", None) is not None and self.context.ok():
