@@ -14,6 +14,7 @@ recovery plans come from that LLM instead. Prints a narrated trace; exit status 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sys
@@ -24,7 +25,8 @@ from rclpy.action import ActionClient
 from std_msgs.msg import String
 
 from raider_ros.action import ExecuteTask
-from raider_ros.msg import IssueReport, SceneGraphStatus
+from raider_ros.human.naming import PersonNames
+from raider_ros.msg import SceneGraphStatus
 from raider_ros.ros.graph import NodeGraph
 from raider_ros.ros.qos import LATCHED
 
@@ -86,8 +88,14 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
         spin.start()
         try:
             node.create_subscription(String, "human/dialogue", lambda m: say(*_speaker(m.data)), 50)
-            node.create_subscription(IssueReport, "plan_executor/explanations",
-                                     lambda m: say("ISSUE", f"{m.issue}: {m.explanation}"), 50)
+            names = {"now": PersonNames()}        # ids -> "the medicine by the plant", from the scene graph
+
+            def on_graph(m: String) -> None:
+                try:
+                    names["now"] = PersonNames(json.loads(m.data).get("graph"))
+                except (ValueError, AttributeError):
+                    pass
+            node.create_subscription(String, "scene_graph/json", on_graph, LATCHED)
             ready = threading.Event()
             node.create_subscription(SceneGraphStatus, "scene_graph/status",
                                      lambda m: ready.set() if m.truth_version >= 0 else None, LATCHED)
@@ -104,10 +112,11 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
                 f = m.feedback
                 if f.stage == "planning" or (f.stage, f.message) != last["stage"]:
                     last["stage"] = (f.stage, f.message)
-                    who = {"planning": "PLAN", "checking": "CHECK", "recovering": "RECOVER",
+                    who = {"planning": "PLAN", "checking": "CHECK", "issue": "ISSUE", "recovering": "RECOVER",
                            "executing": "ROBOT", "done": "DONE"}.get(f.stage, f.stage.upper())
                     step = f"step {f.step_index + 1} " if f.step_index >= 0 else ""
-                    say(who, f"{step}{f.message}")
+                    text = f.message if f.stage in ("planning", "checking") else names["now"].rewrite(f.message)
+                    say(who, f"{step}{text}")
 
             goal_future = client.send_goal_async(ExecuteTask.Goal(domain=task["domain"]), feedback_callback=on_feedback)
             result_future = None

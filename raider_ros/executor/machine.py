@@ -8,7 +8,7 @@ ROS-free; the outside world comes in through :class:`Ports` (plain callables):
 * ``skill(name, args, cancel) -> (success, message)`` - one robot skill;
 * ``ask(question, timeout_s) -> answer | None``, ``say(text)``;
 * ``publish_explanation(step_index, query, issue, explanation, grounding)``;
-* ``feedback(step_index, step, stage, message)`` with stage checking | recovering |
+* ``feedback(step_index, step, stage, message)`` with stage checking | issue | recovering |
   executing | done;
 * optional ``holding() -> id | None`` (else tracked from the skills) and ``resolve_name(text)
   -> id`` (turns a person's answer such as "on the counter" into an id for a skill).
@@ -35,8 +35,11 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+from raider_ros.common.paths import data_dir
+from raider_ros.common.yamlfile import read_yaml_mapping
 from raider_ros.executor.mapping import ExecStep
 from raider_ros.recovery.plan import Plan, PlanError, PlanStep, Var
 
@@ -134,6 +137,21 @@ class _PortFailed(Exception):
         self.port, self.reason, self.exc = port, reason, exc
 
 
+@lru_cache(maxsize=1)
+def _narration() -> dict:
+    doc, _ = read_yaml_mapping(data_dir() / "executor" / "narration.yaml", what="narration file")
+    return {str(k): str(v) for k, v in doc.items()}
+
+
+def narrate_skill(skill: str, args: Sequence[str]) -> str:
+    """"picking up Medicine_1", "handing Medicine_1 to Person_1" (data/executor/narration.yaml)."""
+    template = _narration().get(skill)
+    try:
+        return template.format(*args) if template else f"{skill} {' '.join(args)}"
+    except IndexError:
+        return f"{skill} {' '.join(args)}"
+
+
 class _Never:
     def is_set(self) -> bool:
         return False
@@ -161,7 +179,7 @@ class Executor:
             try:
                 self._run_step(step, rec)
                 rec.status = "done"
-                self._feedback(step, "done", f"step {step.index + 1} done")
+                self._feedback(step, "done", "done")
             except _Stop as stop:
                 rec.status = "cancelled" if stop.status == "cancelled" else "aborted"
                 rec.log.append(f"{stop.status}: {stop.reason}")
@@ -191,7 +209,7 @@ class Executor:
             if det.issue == "none":
                 args = self._skill_args(step, det.grounding)
                 rec.skill_args = args
-                self._feedback(step, "executing", f"{step.skill} {' '.join(args)}")
+                self._feedback(step, "executing", narrate_skill(step.skill, args))
                 ok, msg = self._run_skill(step.skill, args, step)
                 rec.log.append(f"step {n}: {step.skill}({', '.join(args)}) -> {'ok' if ok else 'failed'}"
                                f"{': ' + msg if msg else ''}")
@@ -207,8 +225,7 @@ class Executor:
                 raise _Stop("aborted", f"step {n} {step}: {issue} not resolved after {rec.recoveries} recovery "
                                        f"attempt(s): {explanation}")
             rec.recoveries += 1
-            self._feedback(step, "recovering",
-                           f"recovery {rec.recoveries}/{cfg.max_recovery_attempts}: {issue}: {explanation}")
+            self._feedback(step, "issue", f"{issue}: {explanation}")
             holding = self._current_holding(step)
             try:
                 plan = self._call_port("plan_recovery", self.ports.plan_recovery, step.query, issue, explanation,
@@ -223,6 +240,8 @@ class Executor:
             if not isinstance(plan, Plan):
                 raise _Stop("aborted", f"step {n} {step}: plan_recovery returned {type(plan).__name__}, not a Plan")
             rec.plans.append(plan.to_code())
+            self._feedback(step, "recovering", f"recovery {rec.recoveries}/{cfg.max_recovery_attempts}: "
+                                               + "; ".join(s.to_code(plan.variables) for s in plan.steps))
             rec.log.append(f"step {n}: recovery {rec.recoveries}: {plan.to_code().replace(chr(10), '; ')}")
             answers.extend(self._run_recovery(step, plan, rec, start_location))
 

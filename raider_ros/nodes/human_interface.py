@@ -15,8 +15,10 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from raider_ros.human.naming import PersonNames
 from raider_ros.human.people import ScenarioError, ScriptedHuman, TerminalHuman
 from raider_ros.ros.params import Param, declare
+from raider_ros.ros.qos import LATCHED
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import ApplySetup, Ask
 
@@ -25,6 +27,7 @@ PARAMS = (
     Param("scenario", "", "scripted: scenario file, or a name under share/raider_ros/data/scenarios"),
     Param("apply_world_changes", True, "scripted: apply the person's world changes to the simulator"),
     Param("world_change_timeout_s", 10.0, "How long to wait for the simulator to apply a change [s]"),
+    Param("names_for_people", True, "Say 'the medicine by the plant' instead of ids (from scene_graph/json)"),
 )
 
 
@@ -48,21 +51,37 @@ class HumanInterfaceNode(Node):
         except (ValueError, ScenarioError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         group = ReentrantCallbackGroup()
+        self._graph_text = ""
+        self._names = PersonNames()
+        if self.p["names_for_people"]:
+            self.create_subscription(String, "scene_graph/json", self._on_graph, LATCHED, callback_group=group)
         self.create_subscription(String, "human/say", self._on_say, 20, callback_group=group)
         self.create_service(Ask, "human/ask", self._on_ask, callback_group=group)
+
+    def _on_graph(self, msg: String) -> None:
+        try:
+            self._names = PersonNames(json.loads(msg.data).get("graph"))
+        except (ValueError, AttributeError):
+            self.get_logger().warning("scene_graph/json could not be read: ids are said as they are",
+                                      throttle_duration_sec=10.0)
+
+    def _spoken(self, text: str) -> str:
+        return self._names.rewrite(text) if self.p["names_for_people"] else text
 
     def _line(self, who: str, text: str) -> None:
         self.pub_dialogue.publish(String(data=f"{who}: {text}"))
 
     def _on_say(self, msg: String) -> None:
-        self._line("ROBOT", msg.data)
-        self.human.say(msg.data)
+        text = self._spoken(msg.data)
+        self._line("ROBOT", text)
+        self.human.say(text)
 
     def _on_ask(self, req, res):
-        self._line("ROBOT", req.question)
+        question = self._spoken(req.question)
+        self._line("ROBOT", question)
         timeout = req.timeout_s if req.timeout_s > 0 else 60.0
         try:
-            answer = self.human.ask(req.question, timeout)
+            answer = self.human.ask(question, timeout)
         except Exception as exc:  # noqa: BLE001 - a broken backend must answer, not crash the node
             res.answered, res.message = False, f"{type(exc).__name__}: {exc}"
             return res
@@ -86,7 +105,7 @@ class HumanInterfaceNode(Node):
             why = future.result().message if future.done() and future.result() else "no answer"
             self.get_logger().error(f"the simulator did not take the person's change {setup}: {why}")
             return
-        self._line("WORLD", f"the person {_describe(setup)}")
+        self._line("WORLD", self._spoken(f"the person {_describe(setup)}"))
 
 
 def _describe(setup: dict) -> str:
