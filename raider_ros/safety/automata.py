@@ -425,24 +425,36 @@ def equivalent(f: Formula | str, g: Formula | str, compiler: Compiler | None = N
     ga = compile_formula(g, compiler)
     atoms_u, maps = _letters_union([fa, ga])
     start = (fa.initial, ga.initial)
-    parent: dict[tuple[int, int], tuple[tuple[int, int], frozenset[Atom]] | None] = {start: None}
-    todo = deque([start])
+    # pairs reached by NON-EMPTY words (LTLf has no empty trace): the start pair itself is
+    # only visited when some word leads back to it
+    parent: dict[tuple[int, int], tuple[tuple[int, int] | None, frozenset[Atom]]] = {}
+    todo: deque[tuple[int, int]] = deque()
+
+    def visit(prev, m, v, nxt) -> Equivalence | None:
+        if nxt in parent:
+            return None
+        parent[nxt] = (prev, _witness(m, v, atoms_u))
+        if (nxt[0] in fa.accepting) != (nxt[1] in ga.accepting):
+            word: list[frozenset[Atom]] = []
+            node: tuple[int, int] | None = nxt
+            while node is not None:
+                prev_node, letter = parent[node]
+                word.append(letter)
+                node = prev_node
+            return Equivalence(False, tuple(reversed(word)), "first" if nxt[0] in fa.accepting else "second")
+        todo.append(nxt)
+        return None
+
+    for m, v, nxt in _joint_edges([fa, ga], maps, start):
+        found = visit(None, m, v, nxt)
+        if found is not None:
+            return found
     while todo:
         cur = todo.popleft()
         for m, v, nxt in _joint_edges([fa, ga], maps, cur):
-            if nxt in parent:
-                continue
-            parent[nxt] = (cur, _witness(m, v, atoms_u))
-            if (nxt[0] in fa.accepting) != (nxt[1] in ga.accepting):
-                word: list[frozenset[Atom]] = []
-                node = nxt
-                while parent[node] is not None:
-                    prev, letter = parent[node]  # type: ignore[misc]
-                    word.append(letter)
-                    node = prev
-                return Equivalence(False, tuple(reversed(word)),
-                                   "first" if nxt[0] in fa.accepting else "second")
-            todo.append(nxt)
+            found = visit(cur, m, v, nxt)
+            if found is not None:
+                return found
     return Equivalence(True)
 
 
