@@ -251,9 +251,11 @@ def score_translations(bench: SafetyBenchmark, translator: Any, *, compiler: Com
                 continue
             seen.add(key)
             try:
-                tr = translator.translate(sentence, states[case.scene])
+                st = states[case.scene]
+                tr = translator.translate(sentence, st)
                 produced = ltl.to_text(tr.formula)
-                eq = equivalent(tr.formula, gold, compiler)
+                from .translate import canonical
+                eq = equivalent(canonical(tr.formula, st), canonical(ltl.parse(gold), st), compiler)
                 cex = None if eq else " ; ".join(
                     "{" + ", ".join(sorted(map(str, p))) + "}" for p in (eq.counterexample or ()))
                 out.append(TranslationResult(sentence, gold, produced, bool(eq), case.batch, case.scene, None, cex))

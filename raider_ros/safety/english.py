@@ -95,6 +95,9 @@ def _pattern(f: Formula, t: dict) -> str | None:
         a, rest = f.f.f.left, f.f.f.right
         if _is(rest, Unary, "X") and _is(rest.f, Unary, "F") and rest.f.f == a:
             return p["at_most_once"].format(a=c(a))
+        if _is(rest, Unary, "F") and _is(rest.f, Binary, "&") and rest.f.left == Not(a) \
+                and _is(rest.f.right, Unary, "F") and rest.f.right.f == a:
+            return p["one_stretch"].format(a=c(a))
     if _is(f, Unary, "F"):
         return p["eventually"].format(a=c(f.f))
     return None
