@@ -84,6 +84,7 @@ class Vocabulary:
     coordination: dict[str, str]
     inflections: dict[str, list[str]]
     doubled_consonant: bool
+    irregular: dict[str, str]
     verb_words: frozenset[str] = field(default_factory=frozenset)
 
 
@@ -126,6 +127,7 @@ def load_vocabulary(path: str | None = None) -> Vocabulary:
             prepositions=list(doc["prepositions"]), coordination=dict(doc["coordination"]),
             inflections={str(k): list(v) for k, v in doc["inflections"].items()},
             doubled_consonant=bool(doc.get("doubled_consonant", True)),
+            irregular={str(k): str(v) for k, v in (doc.get("irregular") or {}).items()},
         )
     except (KeyError, TypeError, ValueError, re.error) as exc:
         raise TranslationError(f"{src}: malformed vocabulary: {exc}") from None
@@ -156,6 +158,8 @@ class RulesTranslator:
 
     def __init__(self, vocabulary: Vocabulary | None = None):
         self.v = vocabulary or load_vocabulary()
+        # words that make a clause's subject the robot (not a thing): no passive reading then
+        self._subjects = frozenset(r for r in self.v.robot if " " not in r) | {"i", "we"}
 
     def translate(self, sentence: str, state: SymbolicState | None = None) -> Translation:
         if not isinstance(sentence, str) or not sentence.strip():
@@ -192,6 +196,7 @@ class RulesTranslator:
         if "join" in p:
             joined = p["join"].format(**groups)
             groups = {"A": joined}
+        slot_kinds: dict[str, str] = {}
         ctx = _Context(state, p.get("mode"))
         slots: dict[str, str] = {}
         for name in ("X", "Y"):
@@ -204,6 +209,7 @@ class RulesTranslator:
                 continue
             text = groups[key]
             ctx.each = key in p.get("each", ())
+            before = len(ctx.kinds)
             try:
                 clauses[key] = self._clause(text, ctx)
             except _NoVerb:
@@ -211,9 +217,15 @@ class RulesTranslator:
                     clauses[key] = self._clause(f"{ctx.last_verb} {text}", ctx)
                 else:
                     raise TranslationError(f"no verb or state found in {text!r}") from None
+            if len(ctx.kinds) > before:
+                slot_kinds[key] = ctx.kinds[before]
         template = p["formula"]
         if "formula_state" in p and ctx.kinds and ctx.kinds[0] == "state":
             template = p["formula_state"]
+        for alt in p.get("by_kinds") or ():
+            if all(slot_kinds.get(k) == alt[k] for k in ("A", "B") if k in alt):
+                template = alt["formula"]
+                break
         return _fill(template, clauses, slots)
 
     # ------------------------------------------------------------------ clauses
@@ -233,6 +245,14 @@ class RulesTranslator:
             ctx.kinds.append("state")
             f: Formula = Atom("person_near", (arg,))
             return Not(f) if bool(m.group("neg")) != bool(m.group("none")) else f
+        # a named person near / in something: person_near stands for any person (conservative)
+        m = re.match(rf"^(?P<P>[a-z_0-9]+(?: [a-z_0-9]+)?) (?:is |are |stands |stays )(?P<neg>not )?"
+                     rf"(?:{places}) (?P<X>.+)$", text)
+        if m and self._person(m.group("P"), ctx) is not None:
+            arg = self._thing(m.group("X"), ctx, role="near")
+            ctx.kinds.append("state")
+            f = Atom("person_near", (arg,))
+            return Not(f) if m.group("neg") else f
         states = "|".join(re.escape(s) for s in sorted(v.states, key=len, reverse=True))
         # <thing> is / stays (not) <state>
         m = re.match(rf"^(?P<X>.+?) (?P<neg1>not )?(?:is|are|be|stays|stay|remains|remain|gets|get|becomes|"
@@ -240,6 +260,17 @@ class RulesTranslator:
         if m and not self._starts_with_verb(m.group("X")):
             neg = bool(m.group("neg1") or m.group("neg2"))
             return self._state_atoms(m.group("X"), m.group("S"), neg, ctx)
+        # a passive: <thing> is <done> [to / into ...]: "the knife be picked up", "the bottle be given to P"
+        m = re.match(r"^(?P<X>.+?) (?P<neg1>not )?(?:is|are|be|gets|get|been)(?P<neg2> not)? (?P<V>[a-z]+)(?: (?P<R>.+))?$", text)
+        subject = m.group("X").split() if m else []
+        if m and not self._starts_with_verb(m.group("X")) and not (set(subject) & self._subjects):
+            vwords = [m.group("V")] + (m.group("R") or "").split()
+            verb, rest = self._verb(vwords)
+            if verb is not None and m.group("V") not in v.states:
+                ctx.last_verb = " ".join(verb.words)
+                obj = m.group("X").split()
+                f = self._verb_atoms(verb, obj + rest, ctx)
+                return Not(f) if (m.group("neg1") or m.group("neg2")) else f
         # keep / leave / have <thing> <state>
         m = re.match(rf"^(?P<neg>not )?(?:keep|leave|have|let|keeping|leaving|having) (?P<X>.+?) (?P<S>{states})$", text)
         if m:
@@ -274,6 +305,8 @@ class RulesTranslator:
 
     def _lemmas(self, word: str) -> set[str]:
         out = {word}
+        if word in self.v.irregular:
+            out.add(self.v.irregular[word])
         for suffix, reps in self.v.inflections.items():
             if word.endswith(suffix) and len(word) > len(suffix) + 1:
                 base = word[: -len(suffix)]
@@ -408,6 +441,12 @@ class RulesTranslator:
                     return arg
                 except PredicateError:
                     continue
+        # the head word of one type's name: "the counter" -> MedicineCounter when no other type has it
+        from raider_ros.common.text import split_words
+        head = singular(words[-1])
+        types = sorted({t.type for t in state.things.values() if head in split_words(t.type)})
+        if len(types) == 1:
+            return "_".join(split_words(types[0]))
         raise TranslationError(f"{' '.join(words)!r} names nothing in {state.source}")
 
 

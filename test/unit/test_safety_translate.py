@@ -72,8 +72,22 @@ def same(sentence: str, gold: str, state: SymbolicState | None = HOUSE) -> None:
     ("Never hold the knife when a person is near you.", "G (person_near(robot) -> !holding(knife))"),
     ("Do not bring the knife to Alice.", "G !handover(knife, Alice)"),
     ("Do not hand the knife to anyone.", "G !handover(knife)"),
-    # a part of a thing names the thing
+    # a part of a thing names the thing; a head word names the one type that has it
     ("The fridge door must be closed whenever the stove is on.", "G (switched_on(stove) -> !is_open(fridge))"),
+    ("Never go to the table.", "G !agent_at(coffee_table)"),
+    # passive voice, fronted clauses, until, more than once, two actions
+    ("The vase must never be picked up while Alice is in the living room.",
+     "G (person_near(living_room) -> !pick(vase))"),
+    ("The towel must not be given to Alice.", "G !handover(towel, Alice)"),
+    ("The fridge may only be opened when you are in the kitchen.", "G (open(fridge) -> agent_at(kitchen))"),
+    ("Before picking up the knife, close the fridge.", "!pick(knife) U close(fridge)"),
+    ("Stay in the kitchen until the stove is off.", "agent_at(kitchen) U !switched_on(stove)"),
+    ("Keep away from the bedroom until you have picked up the book.", "!agent_at(bedroom) U pick(book)"),
+    ("Never switch the TV on more than once.", "!F (turn_on(tv) & X F turn_on(tv))"),
+    ("Switch off the TV every time you switch on the lamp.", "G (turn_on(lamp) -> F turn_off(tv))"),
+    ("Make sure the stove is off before you leave the kitchen.", "!!agent_at(kitchen) U !switched_on(stove)"),
+    ("Make sure the stove is off before you open the fridge.", "G (open(fridge) -> !switched_on(stove))"),
+    ("While the apple is in your hand, never go to the bathroom.", "G (holding(apple) -> !agent_at(bathroom))"),
 ])
 def test_patterns(sentence, gold):
     same(sentence, gold)
