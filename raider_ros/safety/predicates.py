@@ -197,7 +197,12 @@ class SymbolicState:
         return [t for t in self.things.values() if t.kind == "person"]
 
     def with_changes(self, **changes: Any) -> "SymbolicState":
-        return replace(self, _memo={}, **changes)
+        # argument names resolve from ids, names, types and rooms, which no skill changes: the
+        # resolutions are shared with the derived state (positions and states are not cached)
+        keep = {} if {"rooms", "types"} & set(changes) else {"args": self._memo.setdefault("args", {})}
+        if "things" in changes and set(changes["things"]) != set(self.things):
+            keep = {}
+        return replace(self, _memo=keep, **changes)
 
     # ------------------------------------------------------------------ arguments
     def resolve_arg(self, arg: str) -> tuple[str, Any]:
@@ -426,13 +431,16 @@ def carriers(state: SymbolicState, thing_id: str) -> frozenset[str]:
     t = state.things.get(thing_id)
     if t is None:
         return frozenset()
-    out = set()
-    for o in state.things.values():
-        if o.id == t.id or o.kind != "object":
-            continue
-        if bool(geometry.carries(o.lo, o.hi, t.lo, t.hi)):
-            out.add(o.id)
-    return frozenset(out)
+    memo = state._memo.setdefault("carriers", {})
+    if thing_id in memo:
+        return memo[thing_id]
+    # geometry.carries on plain floats (the same rule, without numpy per pair)
+    cx, cy = (t.lo[0] + t.hi[0]) / 2.0, (t.lo[1] + t.hi[1]) / 2.0
+    out = frozenset(o.id for o in state.things.values()
+                    if o.id != t.id and o.kind == "object" and o.lo[0] <= cx <= o.hi[0]
+                    and o.lo[1] <= cy <= o.hi[1] and o.lo[2] <= t.lo[2] + 1e-9)
+    memo[thing_id] = out
+    return out
 
 
 def predict(state: SymbolicState, step: Any) -> SymbolicState:
