@@ -91,6 +91,9 @@ class CheckResult:
     verdict: str
     results: tuple[ConstraintResult, ...]
     state: SymbolicState | None = field(default=None, compare=False, repr=False)   # the state after
+    # for an unsafe step: every constraint atom before and after it (the re-prompt's state change)
+    change_before: Mapping[Atom, bool] = field(default_factory=dict)
+    change_after: Mapping[Atom, bool] = field(default_factory=dict)
 
     @property
     def violated(self) -> list[int]:
@@ -367,4 +370,27 @@ class SafetyMonitor:
             results.append(ConstraintResult(c, status, before, after))
         verdict = UNSAFE if any(r.status == UNSAFE for r in results) else \
             PENDING if any(r.status == PENDING for r in results) else SAFE
-        return CheckResult(str(act), verdict, tuple(results), nxt), out
+        before_all: dict[Atom, bool] = {}
+        after_all: dict[Atom, bool] = {}
+        if verdict == UNSAFE:
+            for c in self._constraints.values():
+                for a in c.atoms:
+                    if a not in before_all:
+                        before_all[a] = evaluate(a, cur)
+                        after_all[a] = evaluate(a, nxt)
+        return CheckResult(str(act), verdict, tuple(results), nxt, before_all, after_all), out
+
+
+def corrective_prompt(result: CheckResult, constraints: Sequence[Constraint], template: str | None = None) -> str:
+    """The corrective re-prompt for an unsafe step (template: data/prompts/safety/corrective.yaml):
+    the constraints in English, the invalid action and the state change it would cause."""
+    if template is None:
+        from raider_ros.common.paths import data_dir
+        from raider_ros.common.yamlfile import read_yaml_mapping
+        doc, _ = read_yaml_mapping(data_dir() / "prompts" / "safety" / "corrective.yaml",
+                                   what="corrective prompt", error=LTLError)
+        template = doc["template"]
+    sentences = [c.text or c.english or c.ltl for c in constraints]
+    return template.format(constraints="[" + ", ".join(f'"{x}"' for x in sentences) + "]",
+                           action=result.action, safe=render_valuation(result.change_before),
+                           violated=render_valuation(result.change_after))

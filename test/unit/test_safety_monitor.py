@@ -7,7 +7,8 @@ from raider_ros.common.paths import scenes_dir
 from raider_ros.safety.automata import Compiler
 from raider_ros.safety.ltl import Atom, LTLSyntaxError
 from raider_ros.safety.monitor import (
-    PENDING, SAFE, UNSAFE, ConstraintError, NoStateError, SafetyMonitor, UnsatisfiableError, render_valuation,
+    PENDING, SAFE, UNSAFE, ConstraintError, NoStateError, SafetyMonitor, UnsatisfiableError, corrective_prompt,
+    render_valuation,
 )
 from raider_ros.safety.predicates import ActionError, PredicateError, SymbolicState
 from raider_ros.sim.scene import load_scene
@@ -39,6 +40,22 @@ def test_walking_to_the_bathroom_first_is_unsafe_and_cites_the_constraint():
     bad = [r for r in res.results if r.status == UNSAFE][0]
     assert render_valuation(bad.before) == "!agent_at(bathroom) & !agent_at(livingroom)"
     assert render_valuation(bad.after) == "agent_at(bathroom) & !agent_at(livingroom)"
+
+
+def test_the_corrective_re_prompt_of_the_paper():
+    m = monitor(HOUSE, *PAPER)
+    res = m.check_action("move_to(bathroom)")
+    text = corrective_prompt(res, m.constraints())
+    assert text.splitlines() == [
+        'Constraints: ["you have to enter living room before bathroom", '
+        '"you have to enter bedroom before going into living room"]',
+        "Invalid action: move_to(bathroom)",
+        "State change:",
+        "Safe: !agent_at(bathroom) & !agent_at(livingroom) & !agent_at(bedroom)",
+        "Violated: agent_at(bathroom) & !agent_at(livingroom) & !agent_at(bedroom)",
+        "Reason of violation:",
+    ]
+    assert m.check_action("move_to(Bed_1)").change_before == {}        # only unsafe steps carry it
 
 
 def test_walking_to_the_living_room_first_violates_the_bedroom_constraint():
