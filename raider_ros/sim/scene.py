@@ -4,6 +4,9 @@ ROS-free. A :class:`Scene` is an immutable-by-convention value: edits (a case's 
 skill's effect) build a new scene with :meth:`Scene.replace` / :func:`apply_setup`, so a
 failed edit never leaves a half-changed world behind.
 
+Rooms (project extension): an optional ``rooms:`` list of named axis-aligned floor
+rectangles, see :class:`Room` and :func:`room_at`.
+
 Every error is a :class:`SceneError` whose message names the file, the field path and the
 offending value, e.g. ``kitchen.scene.yaml: objects[2] (Mug_1).size: expected 3 positive
 numbers, got [0.1, -1, 0.1]``.
@@ -112,6 +115,24 @@ class Person:
 
 
 @dataclass(frozen=True)
+class Room:
+    """A named region of the floor (project extension): an axis-aligned rectangle."""
+    name: str
+    min: tuple[float, float]
+    max: tuple[float, float]
+
+    def contains(self, x: float, y: float) -> bool:
+        """The closed rectangle: points on a shared wall belong to both rooms."""
+        return self.min[0] <= x <= self.max[0] and self.min[1] <= y <= self.max[1]
+
+
+def room_key(name: str) -> str:
+    """How room names are compared: case, blanks and underscores ignored ("Living room",
+    "living_room" and "livingroom" are one room)."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+@dataclass(frozen=True)
 class Scene:
     name: str
     robot: Robot
@@ -120,6 +141,7 @@ class Scene:
     people: tuple[Person, ...] = ()
     source: str = "<memory>"
     extra: Mapping[str, Any] = field(default_factory=dict)  # optional keys we keep, unused
+    rooms: tuple[Room, ...] = ()   # project extension; empty: the scene declares no rooms
 
     # lookups -----------------------------------------------------------------------
     def object(self, obj_id: str) -> SceneObject:
@@ -148,6 +170,16 @@ class Scene:
     def entities(self) -> tuple[SceneObject | Person, ...]:
         """Objects then people: the order instance ids are assigned in."""
         return (*self.objects, *self.people)
+
+    def room(self, name: str) -> Room | None:
+        """The room of that name (compared with :func:`room_key`), or None."""
+        key = room_key(name)
+        return next((r for r in self.rooms if room_key(r.name) == key), None)
+
+    def room_at(self, x: float, y: float) -> str | None:
+        """The name of the room a floor point lies in: the first room in the scene's list
+        whose rectangle contains it (shared walls go to the earlier room); None outside all."""
+        return room_at(self, x, y)
 
     def visible_objects(self) -> tuple[SceneObject, ...]:
         """Objects drawn in the world: the held object travels in the gripper, out of view."""
@@ -327,6 +359,55 @@ def _parse_person(raw: Any, idx: int, ctx: _Ctx) -> Person:
     )
 
 
+def _parse_rooms(raw: Any, ctx: _Ctx, entity_ids: Iterable[str]) -> tuple[Room, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ctx.fail("rooms", f"expected a list of rooms, got {_show(raw)}")
+    ids = {room_key(i) for i in entity_ids}
+    rooms: list[Room] = []
+    for i, item in enumerate(raw):
+        path = f"rooms[{i}]"
+        m = ctx.mapping(item, path)
+        unknown = sorted(set(m) - {"name", "min", "max"})
+        if unknown:
+            raise ctx.fail(f"{path}.{unknown[0]}", "unknown room key; expected name, min and max")
+        name = ctx.string(m.get("name"), f"{path}.name")
+        path = f"{path} ({name})"
+        corners = []
+        for key in ("min", "max"):
+            v = m.get(key)
+            if not isinstance(v, (list, tuple)) or len(v) != 2:
+                raise ctx.fail(f"{path}.{key}", f"expected 2 numbers [x, y], got {_show(v)}")
+            corners.append(tuple(ctx.number(c, f"{path}.{key}[{j}]") for j, c in enumerate(v)))
+        lo, hi = corners
+        if not (lo[0] < hi[0] and lo[1] < hi[1]):
+            raise ctx.fail(f"{path}.max", f"expected max > min on both axes, got min {list(lo)} max {list(hi)}")
+        key = room_key(name)  # type: ignore[arg-type]
+        if not key:
+            raise ctx.fail(f"{path}.name", "a room name needs a letter or digit")
+        if key in ids:
+            raise ctx.fail(f"{path}.name", f"{name!r} is also the id of an object or person")
+        room = Room(name=name, min=lo, max=hi)  # type: ignore[arg-type]
+        for other in rooms:
+            if room_key(other.name) == key:
+                raise ctx.fail(f"{path}.name", f"room name {name!r} is used twice")
+            ox = min(hi[0], other.max[0]) - max(lo[0], other.min[0])
+            oy = min(hi[1], other.max[1]) - max(lo[1], other.min[1])
+            if ox > 1e-9 and oy > 1e-9:
+                raise ctx.fail(path, f"overlaps room {other.name!r} ({ox:.2f} x {oy:.2f} m); rooms may only share walls")
+        rooms.append(room)
+    return tuple(rooms)
+
+
+def room_at(scene: Scene, x: float, y: float) -> str | None:
+    """Name of the room containing the floor point (x, y); see :meth:`Scene.room_at`."""
+    for r in scene.rooms:
+        if r.contains(x, y):
+            return r.name
+    return None
+
+
 def _check_ids(scene: Scene, ctx: _Ctx) -> None:
     seen: set[str] = set()
     for e in scene.entities:
@@ -356,15 +437,18 @@ def parse_scene(data: Any, source: str = "<memory>") -> Scene:
     people_raw = m.get("people") or []
     if not isinstance(people_raw, list):
         raise ctx.fail("people", f"expected a list, got {_show(people_raw)}")
-    known = {"format", "name", "robot", "camera", "objects", "people"}
+    known = {"format", "name", "robot", "camera", "objects", "people", "rooms"}
+    objects = tuple(_parse_object(o, i, ctx) for i, o in enumerate(objs_raw))
+    people = tuple(_parse_person(p, i, ctx) for i, p in enumerate(people_raw))
     scene = Scene(
         name=name,  # type: ignore[arg-type]
         robot=_parse_robot(m["robot"], ctx),
         camera=_parse_camera(m.get("camera"), ctx),
-        objects=tuple(_parse_object(o, i, ctx) for i, o in enumerate(objs_raw)),
-        people=tuple(_parse_person(p, i, ctx) for i, p in enumerate(people_raw)),
+        objects=objects,
+        people=people,
         source=source,
         extra={k: v for k, v in m.items() if k not in known},
+        rooms=_parse_rooms(m.get("rooms"), ctx, (e.id for e in (*objects, *people))),
     )
     _check_ids(scene, ctx)
     return scene
@@ -495,7 +579,7 @@ def person_to_dict(p: Person) -> dict[str, Any]:
 
 def scene_to_dict(scene: Scene) -> dict[str, Any]:
     c = scene.camera
-    return {
+    doc = {
         "format": SCENE_FORMAT,
         "name": scene.name,
         "robot": {"pose": [scene.robot.x, scene.robot.y, scene.robot.yaw_deg],
@@ -505,6 +589,9 @@ def scene_to_dict(scene: Scene) -> dict[str, Any]:
         "objects": [object_to_dict(o) for o in scene.objects],
         "people": [person_to_dict(p) for p in scene.people],
     }
+    if scene.rooms:  # only when declared: documents of scenes without rooms stay plain format v1
+        doc["rooms"] = [{"name": r.name, "min": list(r.min), "max": list(r.max)} for r in scene.rooms]
+    return doc
 
 
 def dump_scene(scene: Scene) -> str:
