@@ -1,5 +1,7 @@
 """The project benchmark (data/benchmark): it loads cleanly, covers every category, and every
-label that rests on geometry holds on the oracle with a clear margin.
+label that rests on geometry holds on the oracle with a clear margin. The label and
+interpenetration checks also run on the test suite's own small benchmark
+(test/data/mini_benchmark, used by the evaluator and command-line tests).
 
 Rules checked per case (docs/benchmark-format.md, "The project benchmark"):
 
@@ -26,6 +28,7 @@ import json
 import re
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -40,14 +43,16 @@ from raider_ros.perception.types import RELATIONS
 
 BENCH_DIR = data_dir() / "benchmark" / "dev"
 BENCH = load_benchmark(BENCH_DIR)
-CASES = {c.id: c for c in BENCH.cases}
+MINI_DIR = Path(__file__).resolve().parents[1] / "data" / "mini_benchmark"
+LABELLED = {"dev": BENCH, "mini": load_benchmark(MINI_DIR)}    # label checks run on both
 NEAR_MARGIN, FAR_MARGIN = 0.10, 0.20
 MIN_PIXELS, MIN_PIXELS_BLOCKED = 100, 50
 
 
-def test_directory_loads_without_errors_or_warnings():
-    assert [str(e) for e in BENCH.errors] == []
-    assert [str(w) for w in BENCH.warnings] == []
+@pytest.mark.parametrize("name", sorted(LABELLED))
+def test_directory_loads_without_errors_or_warnings(name):
+    assert [str(e) for e in LABELLED[name].errors] == []
+    assert [str(w) for w in LABELLED[name].warnings] == []
 
 
 def test_coverage():
@@ -69,16 +74,16 @@ def test_coverage():
 
 # --------------------------------------------------------------------------- oracle checks
 @lru_cache(maxsize=None)
-def _world(scene: str, setup_json: str):
+def _world(bench: str, scene: str, setup_json: str):
     case_setup = json.loads(setup_json)
-    world = BENCH.scene_for(Case(id="-", scene=scene, query="-", query_type="QS", abstraction="AS",
+    world = LABELLED[bench].scene_for(Case(id="-", scene=scene, query="-", query_type="QS", abstraction="AS",
                                  expected_issue="none", category="IN", setup=case_setup))
     geo = OracleGeometry(world)
     return world, geo, visible_pixel_counts(geo.frame)
 
 
-def _world_of(case: Case):
-    return _world(case.scene, json.dumps(case.setup, sort_keys=True))
+def _world_of(bench: str, case: Case):
+    return _world(bench, case.scene, json.dumps(case.setup, sort_keys=True))
 
 
 def _blockers(geo: OracleGeometry, target: str, skip_carried: bool) -> tuple[list[str], list[str]]:
@@ -138,10 +143,13 @@ def _names(world) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("case_id", sorted(CASES))
-def test_case_labels_hold_on_the_oracle(case_id):
-    case = CASES[case_id]
-    world, geo, pixels = _world_of(case)
+LABEL_CASES = [(name, c) for name, b in sorted(LABELLED.items()) for c in sorted(b.cases, key=lambda c: c.id)]
+
+
+@pytest.mark.parametrize("bench, case", LABEL_CASES,
+                         ids=[c.id if name == "dev" else f"{name}:{c.id}" for name, c in LABEL_CASES])
+def test_case_labels_hold_on_the_oracle(bench, case):
+    world, geo, pixels = _world_of(bench, case)
     reach = world.robot.reach
     problems: list[str] = []
     targets = [g for g in (case.grounding or ()) if g != world.robot.holding]
@@ -202,7 +210,8 @@ def test_case_labels_hold_on_the_oracle(case_id):
     assert not problems, f"{case.id} ({case.source}):\n  " + "\n  ".join(problems)
 
 
-@pytest.mark.parametrize("key", sorted({(c.scene, json.dumps(c.setup, sort_keys=True)) for c in BENCH.cases}))
+@pytest.mark.parametrize("key", sorted({(name, c.scene, json.dumps(c.setup, sort_keys=True))
+                                        for name, c in LABEL_CASES}))
 def test_no_solid_entities_interpenetrate(key):
     world, geo, _ = _world(*key)
     ids = list(geo.entities)
@@ -216,7 +225,7 @@ def test_no_solid_entities_interpenetrate(key):
             if _contains(geo.entities[b], (alo, ahi), (blo, bhi)) or _contains(geo.entities[a], (blo, bhi), (alo, ahi)):
                 continue
             clashes.append(f"{a} / {b}: {float(np.prod(overlap)) * 1e6:.0f} cm^3")
-    assert not clashes, f"{world.name} {key[1]}: {clashes}"
+    assert not clashes, f"{world.name} {key[2]}: {clashes}"
 
 
 def _contains(container, inner_box, outer_box) -> bool:
