@@ -123,7 +123,7 @@ def test_concurrent_goals_are_queued_not_dropped(env):
     queries = ["pick(Apple)", "pick(CounterTop)", "Could you pick up the pear?"]
     goals = [_goal(client, q) for q in queries]
     results = [_wait(done, box, 120) for _ac, box, done, _fb in goals]
-    assert [r.status for r in results] == ["ok"] * 3
+    assert [r.status for r in results] == ["ok"] * 3, [r.error for r in results]
     assert [r.issue for r in results] == ["none", "unfeasibility", "unfeasibility"]
 
 
