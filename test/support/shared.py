@@ -12,9 +12,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _find() -> Path:
+    """RAIDER_SHARED_DIR when set; else ``shared/`` beside the repository, or beside one of its
+    ancestors (a git worktree lies deeper, e.g. ``<top>/wt/<branch>`` next to ``<top>/shared``)."""
     env = os.environ.get("RAIDER_SHARED_DIR")
     if env:
         return Path(env) / "benchmark" / "examples"
+    for parent in ROOT.parents:
+        candidate = parent / "shared" / "benchmark" / "examples"
+        if (candidate / "kitchen_example.scene.yaml").is_file():
+            return candidate
     return ROOT.parent / "shared" / "benchmark" / "examples"
 
 

@@ -2,7 +2,9 @@
 on, and heldout/, written before any change it measures) loads cleanly, covers every category,
 and every label that rests on geometry holds on the oracle with a clear margin. The same rules
 apply to both sets; only the coverage minimums differ (``SETS``). The two sets may be run
-together, so their scene names and case ids must not clash.
+together, so their scene names and case ids must not clash. The label and interpenetration
+checks also run on the test suite's own small benchmark (test/data/mini_benchmark, used by
+the evaluator and command-line tests).
 
 Rules checked per case (docs/benchmark-format.md, "The project benchmark"):
 
@@ -29,6 +31,7 @@ import json
 import re
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,14 +50,16 @@ SETS = {
     "heldout": {"scenes": 5, "cases": 120, "per_category": 8, "per_abstraction": 8},
 }
 BENCHES = {name: load_benchmark(data_dir() / "benchmark" / name) for name in SETS}
-CASES = {(name, c.id): c for name, bench in BENCHES.items() for c in bench.cases}
+MINI_DIR = Path(__file__).resolve().parents[1] / "data" / "mini_benchmark"
+LABELLED = {**BENCHES, "mini": load_benchmark(MINI_DIR)}       # label checks run on all three
+CASES = {(name, c.id): c for name, bench in LABELLED.items() for c in bench.cases}
 NEAR_MARGIN, FAR_MARGIN = 0.10, 0.20
 MIN_PIXELS, MIN_PIXELS_BLOCKED = 100, 50
 
 
-@pytest.mark.parametrize("name", sorted(SETS))
+@pytest.mark.parametrize("name", sorted(LABELLED))
 def test_directory_loads_without_errors_or_warnings(name):
-    bench = BENCHES[name]
+    bench = LABELLED[name]
     assert [str(e) for e in bench.errors] == []
     assert [str(w) for w in bench.warnings] == []
 
@@ -90,7 +95,7 @@ def test_sets_do_not_clash():
 @lru_cache(maxsize=None)
 def _world(name: str, scene: str, setup_json: str):
     case_setup = json.loads(setup_json)
-    world = BENCHES[name].scene_for(Case(id="-", scene=scene, query="-", query_type="QS", abstraction="AS",
+    world = LABELLED[name].scene_for(Case(id="-", scene=scene, query="-", query_type="QS", abstraction="AS",
                                          expected_issue="none", category="IN", setup=case_setup))
     geo = OracleGeometry(world)
     return world, geo, visible_pixel_counts(geo.frame)

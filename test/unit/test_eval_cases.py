@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from raider_ros.evaluation.cases import Case, filter_cases, load_benchmark
+from support.shared import EXAMPLES, requires_shared
 
-EXAMPLES = Path("/work/shared/benchmark/examples")
+MINI = Path(__file__).resolve().parents[1] / "data" / "mini_benchmark"
 
 SCENE = """\
 format: raider-scene/1
@@ -38,14 +39,22 @@ def _cases(scene: str, body: str) -> str:
     return f"format: raider-cases/1\nscene: {scene}\ncases:\n{body}"
 
 
-def test_examples_directory_loads():
-    b = load_benchmark(EXAMPLES)
-    assert not b.errors and len(b.cases) == 10 and set(b.scenes) == {"kitchen_example"}
-    kx05 = next(c for c in b.cases if c.id == "kx-05")
-    assert kx05.grounding is None and kx05.category == "IU3"
-    assert "no" in kx05.mentions[1]
-    kx06 = next(c for c in b.cases if c.id == "kx-06")
-    assert b.scene_for(kx06).object("Apple_1").state["sliced"] is True
+def _check_example_directory(b, scene, prefix):
+    assert not b.errors and len(b.cases) == 10 and set(b.scenes) == {scene}
+    iu3 = next(c for c in b.cases if c.id == f"{prefix}-05")
+    assert iu3.grounding is None and iu3.category == "IU3"
+    assert "no" in iu3.mentions[1]
+    sliced = next(c for c in b.cases if c.id == f"{prefix}-06")
+    assert b.scene_for(sliced).object("Apple_1").state["sliced"] is True
+
+
+def test_mini_benchmark_directory_loads():
+    _check_example_directory(load_benchmark(MINI), "mini_kitchen", "mk")
+
+
+@requires_shared
+def test_shared_examples_directory_loads():
+    _check_example_directory(load_benchmark(EXAMPLES), "kitchen_example", "kx")
 
 
 def test_missing_directory_raises(tmp_path):

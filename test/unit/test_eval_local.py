@@ -1,5 +1,5 @@
 """The in-process pipeline (world -> perception -> scene graph -> tools -> rules agent) on the
-shared example cases, through the evaluator."""
+suite's own small benchmark (test/data/mini_benchmark), through the evaluator."""
 from pathlib import Path
 
 import pytest
@@ -8,7 +8,7 @@ from raider_ros.evaluation.cases import load_benchmark
 from raider_ros.evaluation.local import LocalPipeline, make_pipeline
 from raider_ros.evaluation.runner import Evaluator
 
-EXAMPLES = Path("/work/shared/benchmark/examples")
+MINI = Path(__file__).resolve().parents[1] / "data" / "mini_benchmark"
 
 
 @pytest.fixture(scope="module")
@@ -17,22 +17,22 @@ def pipeline():
 
 
 @pytest.mark.slow
-def test_local_pipeline_runs_the_examples(pipeline, tmp_path):
-    bench = load_benchmark(EXAMPLES)
+def test_local_pipeline_runs_the_mini_benchmark(pipeline, tmp_path):
+    bench = load_benchmark(MINI)
     report = Evaluator(pipeline, progress=None).evaluate(bench, tmp_path)
     assert report["backend"] == "rules (no LLM)"
     assert report["overall"]["errors"] == 0
     rows = {r["id"]: r for r in report["results"]}
     # each answer comes from the perceived scene of its own case (setups applied)
-    assert rows["kx-01"]["reported"] == "none" and rows["kx-01"]["grounding"] == ["Apple_1"]
-    assert rows["kx-04"]["reported"] == "unfeasibility"          # the cereal box moved in front
-    assert rows["kx-06"]["reported"] == "unfeasibility"          # the apple sliced by the setup
+    assert rows["mk-01"]["reported"] == "none" and rows["mk-01"]["grounding"] == ["Apple_1"]
+    assert rows["mk-04"]["reported"] == "unfeasibility"          # the bread moved in front of the mug
+    assert rows["mk-06"]["reported"] == "unfeasibility"          # the apple sliced by the setup
     assert all(r["tool_calls"] > 0 and r["time_s"] > 0 for r in report["results"])
 
 
 def test_prepare_applies_setups_to_the_same_base_scene(pipeline):
-    bench = load_benchmark(EXAMPLES)
-    scene = bench.scenes["kitchen_example"]
+    bench = load_benchmark(MINI)
+    scene = bench.scenes["mini_kitchen"]
     pipeline.prepare(scene, {"remove": ["Mug_1"]})
     assert pipeline.world.scene.get("Mug_1") is None
     assert "Mug_1" not in pipeline.tools.call("object_detection", [], deadline=None).data

@@ -1,6 +1,7 @@
-"""The rules reasoner end to end on benchmark cases: the shared kitchen examples and the
-scenes of test/data/rules (every issue category with both query types and all four
-abstractions, plus the assistive plan of the paper's appendix D). Tools answer from the
+"""The rules reasoner end to end on benchmark cases: the scenes of test/data/rules (every
+issue category with both query types and all four abstractions, plus the assistive plan of
+the paper's appendix D), the suite's mini benchmark (test/data/mini_benchmark) and, when
+they are beside the clone, the shared kitchen examples (skipped otherwise). Tools answer from the
 scene's true geometry (support.fake_tools.SceneTools); the conversation runs through the
 real program flow manager, and also through a minimal loop of our own. Finally the same
 cases run against the real perception tools (render -> pipeline -> scene graph -> ToolBox)."""
@@ -20,13 +21,25 @@ from raider_ros.perception.provider import TruthProvider
 from raider_ros.perception.scene_graph import SceneGraph
 from raider_ros.perception.toolbox import ToolBox
 from support.fake_tools import SceneTools, drive
+from support.shared import EXAMPLES, HAVE_SHARED, requires_shared
 
-_EXAMPLES = "benchmark/examples"   # shared/ lies beside the repository
-EXAMPLES = next((p / "shared" / _EXAMPLES for p in Path(__file__).resolve().parents if (p / "shared" / _EXAMPLES).is_dir()),
-                Path("/work/shared") / _EXAMPLES)
-OURS = Path(__file__).resolve().parents[1] / "data" / "rules"
-BENCHES = {"examples": load_benchmark(EXAMPLES), "rules": load_benchmark(OURS)}
-CASES = [(name, case) for name, bench in BENCHES.items() for case in bench.cases]
+TEST_DATA = Path(__file__).resolve().parents[1] / "data"
+OURS = TEST_DATA / "rules"
+MINI = TEST_DATA / "mini_benchmark"
+BENCHES = {"rules": load_benchmark(OURS), "mini": load_benchmark(MINI)}
+if HAVE_SHARED:
+    BENCHES["examples"] = load_benchmark(EXAMPLES)
+
+
+def _params(names):
+    """(bench name, case) parameters; without the shared examples one skipped stand-in for them."""
+    out = [pytest.param(name, case, id=case.id) for name in names if name in BENCHES for case in BENCHES[name].cases]
+    if "examples" in names and not HAVE_SHARED:
+        out.append(pytest.param("examples", None, id="shared-examples", marks=requires_shared))
+    return out
+
+
+CASES = _params(["examples", "rules", "mini"])
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +61,11 @@ def _transcript(messages) -> str:
 def test_benchmarks_load_cleanly():
     for name, bench in BENCHES.items():
         assert not bench.errors, (name, [str(e) for e in bench.errors])
+    assert len(BENCHES["mini"].cases) == 10
+
+
+@requires_shared
+def test_shared_examples_load():
     assert len(BENCHES["examples"].cases) == 10
 
 
@@ -58,7 +76,7 @@ def test_our_cases_cover_every_category_with_both_query_types_and_all_abstractio
         assert {c.abstraction for c in cases if c.category == cat} == set(ABSTRACTIONS), cat
 
 
-@pytest.mark.parametrize("bench_name, case", CASES, ids=[c.id for _, c in CASES])
+@pytest.mark.parametrize("bench_name, case", CASES)
 def test_case_through_the_flow_manager(reasoner, bench_name, case):
     scene, prompt, tools = _setup(bench_name, case)
     pfm = ProgramFlowManager(reasoner, tools, prompt, time_limit_s=30.0)
@@ -77,16 +95,16 @@ def test_case_through_the_flow_manager(reasoner, bench_name, case):
     assert res.llm_turns <= 5 and len(res.tool_calls) <= 12
 
 
-@pytest.mark.parametrize("case", BENCHES["examples"].cases, ids=[c.id for c in BENCHES["examples"].cases])
-def test_example_case_through_a_minimal_loop(reasoner, case):
-    scene, prompt, tools = _setup("examples", case)
+@pytest.mark.parametrize("bench_name, case", _params(["examples", "mini"]))
+def test_example_case_through_a_minimal_loop(reasoner, bench_name, case):
+    scene, prompt, tools = _setup(bench_name, case)
     final, messages = drive(reasoner, tools, prompt.system, prompt.user_message(case.query))
     assert final is not None, _transcript(messages)
     s = score_case(case, final["issue"], final["explanation"], final["grounding"], scene)
     assert s.det and s.grnd is not False and s.expl, (final, _transcript(messages))
 
 
-@pytest.mark.parametrize("bench_name, case", CASES, ids=[c.id for _, c in CASES])
+@pytest.mark.parametrize("bench_name, case", CASES)
 def test_case_with_the_real_perception_tools(reasoner, bench_name, case):
     scene = BENCHES[bench_name].scene_for(case)
     frame = render(scene)

@@ -4,7 +4,6 @@ warnings, tools that never answer, deadlines, bad input, answers written as Pyth
 fallback of grounding."""
 import math
 import time
-from pathlib import Path
 
 import pytest
 
@@ -15,13 +14,12 @@ from raider_ros.agent.parsing import parse_reply
 from raider_ros.agent.prompt import IssuePrompt, PromptConfig
 from raider_ros.agent.backends.rules import RulesReasoner
 from raider_ros.common.tool_contract import ToolExecutorBase, ToolResult
+from raider_ros.common.paths import scenes_dir
 from raider_ros.sim.scene import load_scene
 from support.agent_world import world_tools
 from support.fake_tools import SceneTools, drive
 
-_KITCHEN = "benchmark/examples/kitchen_example.scene.yaml"   # shared/ lies beside the repository
-KITCHEN = next((p / "shared" / _KITCHEN for p in Path(__file__).resolve().parents if (p / "shared" / _KITCHEN).is_file()),
-               Path("/work/shared") / _KITCHEN)
+KITCHEN = scenes_dir() / "kitchen.scene.yaml"     # the project's galley kitchen
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,11 @@ from raider_ros.sim.scene import (SceneError, apply_setup, dump_scene, load_scen
                                    load_scene_text, scene_to_dict)
 from raider_ros.sim.skills import distance_from_camera, inside, on_top_of, path_blockers
 from raider_ros.sim.world import SimWorld
+from support.shared import KITCHEN_EXAMPLE, requires_shared
 
-EXAMPLE = Path("/work/shared/benchmark/examples/kitchen_example.scene.yaml")
+MINI_SCENE = Path(__file__).resolve().parents[1] / "data" / "mini_benchmark" / "mini_kitchen.scene.yaml"
 PROJECT_SCENES = sorted(scenes_dir().glob("*.scene.yaml"))
+SHARED_EXAMPLE = pytest.param(KITCHEN_EXAMPLE, marks=requires_shared, id="shared:" + KITCHEN_EXAMPLE.name)
 
 GOOD = """\
 format: raider-scene/1
@@ -56,7 +58,7 @@ def doc() -> dict:
 
 
 # --------------------------------------------------------------------------- good files
-@pytest.mark.parametrize("path", [EXAMPLE, *PROJECT_SCENES], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [SHARED_EXAMPLE, *PROJECT_SCENES, MINI_SCENE], ids=lambda p: p.name)
 def test_good_files_load_render_and_round_trip(path):
     s = load_scene(path)
     assert s.source == str(path) and s.objects
@@ -196,9 +198,10 @@ def test_bad_setups_raise_and_leave_the_scene(setup, expected):
     assert scene_to_dict(s) == before
 
 
-def test_example_case_setups_apply():
-    s = load_scene(EXAMPLE)
-    cases = yaml.safe_load(EXAMPLE.with_name("kitchen_example.cases.yaml").read_text())["cases"]
+@pytest.mark.parametrize("path", [SHARED_EXAMPLE, MINI_SCENE], ids=lambda p: p.name)
+def test_example_case_setups_apply(path):
+    s = load_scene(path)
+    cases = yaml.safe_load(path.with_name(path.name.replace(".scene.", ".cases.")).read_text())["cases"]
     for case in cases:
         new = apply_setup(s, case.get("setup"), case["id"])
         assert new.name == s.name
