@@ -46,7 +46,7 @@ from raider_ros.perception.pipeline import PerceptionPipeline  # noqa: E402
 from raider_ros.common.vocabulary import RELATIONS  # noqa: E402
 
 MIN_VISIBLE_PX = 200
-SHARED_EXAMPLES = Path("/work/shared/benchmark/examples")
+SHARED_EXAMPLES = shared_examples() or Path("/nonexistent")
 
 
 # --------------------------------------------------------------------------- scenes

@@ -37,11 +37,9 @@ from raider_ros.perception.provider import TruthProvider  # noqa: E402
 from raider_ros.perception.scene_graph import SceneGraph  # noqa: E402
 from raider_ros.perception.toolbox import ToolBox  # noqa: E402
 from support.fake_tools import SceneTools  # noqa: E402
-from figures import write_figures  # noqa: E402
+from figures import shared_examples, write_figures  # noqa: E402
 
-_EXAMPLES = "benchmark/examples"   # shared/ lies beside the repository
-SETS = {"examples": next((p / "shared" / _EXAMPLES for p in ROOT.parents if (p / "shared" / _EXAMPLES).is_dir()),
-                         Path("/work/shared") / _EXAMPLES),
+SETS = {**({"examples": shared_examples()} if shared_examples() else {}),
         "rules": ROOT / "test" / "data" / "rules",
         "project": ROOT / "data" / "benchmark" / "dev"}
 

@@ -71,6 +71,7 @@ build_hash=$( (cat package.xml CMakeLists.txt setup.py; ls msg srv action 2>/dev
   find raider_ros launch config data rviz cmake -type f -not -name '*.pyc' 2>/dev/null | sort) | sha256sum | cut -c1-16)
 if [ ! -f "install/.stamp-$build_hash" ]; then
   log "colcon build (interfaces + Python package) into install/"
+  mkdir -p log
   # shellcheck disable=SC1091
   (
     . "$VENV/bin/activate"
