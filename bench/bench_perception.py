@@ -36,6 +36,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from raider_ros.common.paths import data_dir  # noqa: E402
 from raider_ros.sim.render import Renderer, render, visible_pixel_counts  # noqa: E402
@@ -44,6 +45,7 @@ from raider_ros.sim.scene import (Camera, Person, Robot, Scene, SceneError, Scen
 from raider_ros.perception.oracle import OracleGeometry  # noqa: E402
 from raider_ros.perception.pipeline import PerceptionPipeline  # noqa: E402
 from raider_ros.common.vocabulary import RELATIONS  # noqa: E402
+from figures import shared_examples  # noqa: E402
 
 MIN_VISIBLE_PX = 200
 SHARED_EXAMPLES = shared_examples() or Path("/nonexistent")
