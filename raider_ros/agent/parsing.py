@@ -57,10 +57,16 @@ class ParsedReply:
 
 
 # --------------------------------------------------------------------------- entry points
+_LABEL_IN_VALUE = re.compile(r'(:\s*)(?:\*\*)?final\s+(?:response|answer)(?:\*\*)?\s*:\s*(?=["\'\u201c])', re.I)
+
+
 def normalise(text: str) -> str:
-    """Undo markdown escapes (``dist\\_to\\_target``) and cut runaway text."""
+    """Undo markdown escapes (``dist\\_to\\_target``), drop a "Final response:" label written
+    between a JSON key and its value (``"explanation": Final response: "..."``, as in the
+    paper's Appendix D), and cut runaway text."""
     text = (text or "")[:MAX_TEXT]
-    return text.replace("\\_", "_").replace("\\*", "*")
+    text = text.replace("\\_", "_").replace("\\*", "*")
+    return _LABEL_IN_VALUE.sub(r"\1", text)
 
 
 def parse_reply(text: str, issue_ids: Sequence[str] = ISSUES) -> ParsedReply:
