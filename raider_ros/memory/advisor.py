@@ -19,23 +19,18 @@ from typing import Any, Callable, Sequence
 
 from raider_ros.memory.adapt import AdaptError, SceneIndex, adapt_plan, applicable
 from raider_ros.memory.config import LearningConfig
-from raider_ros.memory.episode import Episode
+from raider_ros.memory.episode import Episode, query_line
 from raider_ros.memory.store import EpisodicMemory, EpisodicMemoryError, Retrieved
 
 SceneSource = Callable[[], SceneIndex | None]
-
-
-def query_line(query: str, issue: str, explanation: str, holding: str | None) -> str:
-    """The recovery prompt's query line, the text recovery examples are compared with."""
-    expl = (explanation or "").strip().rstrip(".") or "none given"
-    return f"query: {query.strip()}, issue: {issue.strip()}, explanation: {expl}. robot holding: {holding or 'none'}"
 
 
 def format_example(ep: Episode) -> str:
     line = ep.instructions[0] if ep.kind == "seed" else query_line(ep.query, ep.issue, ep.explanation, ep.holding)
     said = ""
     if ep.kind == "lesson":
-        said = f"what the person said: {' '.join(ep.instructions)}\n"
+        words = [t for t in ep.instructions if t != line]
+        said = f"what the person said: {' '.join(words)}\n" if words else ""
     return f"{line}\n{said}corrective actions:\n{ep.plan.strip()}"
 
 

@@ -11,7 +11,9 @@ Its ``scope`` says what it is an example of:
   the recovery query; ``roles`` ``arg1``, ``arg2`` the action's arguments).
 
 ``instructions`` are what the person said in the interaction, in order (the request first,
-then corrections); retrieval compares a new request with each of them (paper §III-D).
+then corrections); retrieval compares a new request with each of them (paper §III-D). A
+recovery episode also keeps its recovery query line (:func:`query_line`; a seed has only
+that), so a recovery query finds the examples of the same kind of issue.
 ``plan`` is the improved behaviour in the recovery plan language (one call per line), always
 accepted by :func:`raider_ros.recovery.plan.parse_plan`. ``types`` gives the type of every id
 in the plan and ``carriers`` what an object stood on or in when the lesson was learned, so the
@@ -30,6 +32,13 @@ KINDS = ("seed", "lesson")
 SCOPES = ("task", "recovery")
 MAX_INSTRUCTIONS = 32
 MAX_TEXT = 2000
+
+
+def query_line(query: str, issue: str, explanation: str, holding: str | None) -> str:
+    """The recovery prompt's query line (data/prompts/recovery/query.md): the text recovery
+    examples are compared with."""
+    expl = (explanation or "").strip().rstrip(".") or "none given"
+    return f"query: {query.strip()}, issue: {issue.strip()}, explanation: {expl}. robot holding: {holding or 'none'}"
 
 
 class EpisodeError(ValueError):

@@ -35,7 +35,7 @@ from raider_ros.common.text import singular, split_words
 from raider_ros.common.yamlfile import read_yaml_mapping
 from raider_ros.memory.adapt import SceneIndex, plan_ids
 from raider_ros.memory.config import LearningConfig
-from raider_ros.memory.episode import Episode
+from raider_ros.memory.episode import Episode, query_line
 from raider_ros.memory.feedback import normalise
 from raider_ros.memory.interaction import Interaction, Recovery
 from raider_ros.memory.store import EpisodicMemory, EpisodicMemoryError
@@ -232,7 +232,7 @@ class RulesImprover:
                 return Improvement(failure="; ".join(problems))
             return Improvement(no_problem=True, problem=s["no_problem"])
         steps = list(it.executed_plan().steps)
-        task_changed = False
+        task_changed = already = False
         rec_plan, rec_index = None, None
         probs, imps = [], []
         person = it.roles.get("person") or next((p for _, p in it.handed_over()), None)
@@ -260,6 +260,10 @@ class RulesImprover:
                 imps.append(s["improvement"]["deliver"].format(thing=_word(thing), person=person))
                 task_changed = True
                 continue
+            touching = [st.action for st in steps if st.action in VERB_TEXT and st.args == (Literal(thing),)]
+            if touching and touching[0 if e.before else -1] == e.action:
+                already = True          # the robot did just that: nothing to change
+                continue
             new = [_step(e.action, thing)]
             if e.before:
                 steps = [_step("move_to", thing), *new, *steps]
@@ -274,6 +278,8 @@ class RulesImprover:
                 verb=verb, thing=_word(thing)))
             task_changed = True
         if not task_changed and rec_plan is None:
+            if already and not problems:       # the same plan again: discarded by rule 2
+                return Improvement(problem=" ".join(probs), plan=Plan(tuple(steps)).to_code())
             return Improvement(failure="; ".join(problems) or s["no_problem"])
         return Improvement(problem=" ".join(probs), improvement=" ".join(imps),
                            plan=Plan(tuple(steps)).to_code() if task_changed else None,
@@ -548,6 +554,8 @@ def _recovery_episode(it, rec: Recovery, feedback, plan: Plan, imp: Improvement,
     ids = [x for x in dict.fromkeys([*plan_ids(plan), *rec.args]) if x not in PLACEHOLDER_NAMES]
     return Episode(scope="recovery", kind="lesson", category=rec.category, action=rec.action, query=rec.query,
                    issue=rec.issue, explanation=rec.explanation, holding=rec.holding,
-                   instructions=(*it.instructions, feedback.strip()), plan=plan.to_code(), roles=roles,
+                   instructions=(*it.instructions, feedback.strip(),
+                                 query_line(rec.query, rec.issue, rec.explanation, rec.holding)),
+                   plan=plan.to_code(), roles=roles,
                    types=scene.types(ids), carriers=_carriers(ids, scene), feedback=feedback.strip(),
                    problem=imp.problem, improvement=imp.improvement, source=backend, **_record(it))

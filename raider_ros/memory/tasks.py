@@ -52,8 +52,8 @@ class TaskPlan:
     episode: Episode
     score: float                               # S(H, H_t)
     source: str                                # "lesson 7" | "seed task/deliver-medicine"
-    role_score: float | None = None            # how alike the objects are (lessons)
     skipped: list[str] = field(default_factory=list)   # lessons considered and why not used
+    role_score: float | None = None            # how alike the objects are (lessons)
 
     @property
     def from_lesson(self) -> bool:
