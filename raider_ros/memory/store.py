@@ -14,6 +14,7 @@ recent) the request vector is ``e_t = sum_i gamma^(i-1) E(I_t^i)`` (gamma = 0.6)
 H scores ``S(H) = max_j e_t . E(I_H^j)`` over its instructions, and the top-k examples are
 returned best first. The scores of all stored instructions are one matrix-vector product;
 the per-example maximum is ``np.maximum.reduceat`` over the rows grouped by example.
+Embeddings are unit-length float32 rows of one preallocated matrix (grown by doubling).
 
 Seeds. Prior examples (``data/memory/seed_examples.yaml``) are written into the file on
 open and replaced when the seed file (or the encoder) changes; lessons are never touched by
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections import OrderedDict
 import sqlite3
 import threading
 import time
@@ -37,6 +39,7 @@ from raider_ros.memory.episode import Episode, EpisodeError
 
 SCHEMA_VERSION = 1
 DEFAULT_GAMMA = 0.6
+REQUEST_CACHE = 256
 APPLICATION_ID = 0x52414944   # "RAID": marks the file as a raider_ros memory
 
 _SCHEMA = (
@@ -120,6 +123,7 @@ class EpisodicMemory:
         self._lock = threading.RLock()
         self._busy_timeout_s = float(busy_timeout_s)
         self._conn: sqlite3.Connection | None = None
+        self._requests: OrderedDict[str, np.ndarray] = OrderedDict()   # recent request embeddings
         self._reset_cache()
         self._open(seeds)
 
@@ -308,6 +312,24 @@ class EpisodicMemory:
                                                             f"for {len(texts)} texts")
         return out
 
+    def _embed_requests(self, texts: Sequence[str]) -> np.ndarray:
+        """Request embeddings; the last REQUEST_CACHE are kept, since a run asks about the same
+        request several times (its task plan, each recovery, the prompt)."""
+        with self._lock:
+            local = {t: self._requests[t] for t in texts if t in self._requests}
+            for t in local:
+                self._requests.move_to_end(t)
+        missing = [t for t in dict.fromkeys(texts) if t not in local]
+        if missing:
+            vecs = self._embed(missing)
+            local.update(zip(missing, vecs))
+            with self._lock:
+                for t, v in zip(missing, vecs):
+                    self._requests[t] = v
+                while len(self._requests) > REQUEST_CACHE:
+                    self._requests.popitem(last=False)
+        return np.stack([local[t] for t in texts])
+
     def _sync_embeddings(self) -> None:
         """Embed the rows that have no embedding, or every row when the stored embeddings come
         from another model; written back in one transaction."""
@@ -383,6 +405,42 @@ class EpisodicMemory:
             self._append_cached([(stored, [(t, v) for t, v in zip(episode.instructions, vecs)])])
             return stored
 
+    def add_many(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """Store many lessons in one transaction (an import); all or none are stored."""
+        eps = list(episodes)
+        for e in eps:
+            if not isinstance(e, Episode) or e.kind != "lesson":
+                raise EpisodeError("add_many: only lessons (Episode with kind 'lesson') are added")
+        if not eps:
+            return []
+        texts = [t for e in eps for t in e.instructions]
+        vecs = self._embed(texts)
+        with self._lock:
+            now = time.time()
+            stored, k = [], 0
+            name = getattr(self.encoder, "name", type(self.encoder).__name__)
+            with self._transaction("storing lessons") as conn:
+                for e in eps:
+                    cur = conn.execute("INSERT INTO episodes (kind, scope, seed_key, created, body) "
+                                       "VALUES (?, ?, NULL, ?, ?)", (e.kind, e.scope, now, e.to_body()))
+                    eid = int(cur.lastrowid)
+                    rows = []
+                    for pos, text in enumerate(e.instructions):
+                        rows.append((eid, pos, text, vecs[k].astype(np.float32).tobytes()))
+                        k += 1
+                    conn.executemany("INSERT INTO instructions (episode_id, position, text, embedding) "
+                                     "VALUES (?, ?, ?, ?)", rows)
+                    stored.append(e.with_id(eid, now))
+                conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_model', ?)", (name,))
+            k = 0
+            items = []
+            for e in stored:
+                n = len(e.instructions)
+                items.append((e, [(t, vecs[k + j]) for j, t in enumerate(e.instructions)]))
+                k += n
+            self._append_cached(items)
+            return stored
+
     def get(self, episode_id: int) -> Episode:
         with self._lock:
             try:
@@ -446,7 +504,7 @@ class EpisodicMemory:
             if not texts:
                 raise ValueError("retrieve: no instruction given")
             texts = texts[::-1][: recent or len(texts)]
-            e_t = decayed_request(self._embed(texts), g)
+            e_t = decayed_request(self._embed_requests(texts), g)
         else:
             e_t = np.asarray(request_embedding, dtype=np.float32).ravel()
         with self._lock:
@@ -454,7 +512,8 @@ class EpisodicMemory:
             if n == 0:
                 return []
             arr = self._filter_arrays()
-            scores = self._emb[: self._nrows] @ e_t
+            # einsum: one thread, no BLAS pool (a BLAS pool waiting for busy cores is slower)
+            scores = np.einsum("ij,j->i", self._emb[: self._nrows], e_t)
             per_ep = np.maximum.reduceat(scores, arr["starts"])
             mask = np.ones(n, dtype=bool)
             for name, value in (("kind", kind), ("scope", scope), ("task", task), ("category", category),

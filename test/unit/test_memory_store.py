@@ -338,3 +338,26 @@ def test_an_unusable_encoder_is_a_memory_error(db):
     with pytest.raises(EpisodicMemoryError, match="no model files") as err:
         m.add(lesson("bring me my medicine"))
     assert err.value.kind == "encoder" and len(m) == 0
+
+
+def test_add_many_is_one_import(db):
+    with open_memory(db) as m:
+        words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(50)]      # waa, wab, ...
+        got = m.add_many([lesson(f"bring me {w}", f"and the cup {i}") for i, w in enumerate(words)])
+        assert [e.id for e in got] == list(range(1, 51))
+        assert m.retrieve(f"bring me {words[7]}", k=1)[0].episode.id == 8
+        with pytest.raises(EpisodeError, match="only lessons"):
+            m.add_many([lesson("x"), "not an episode"])
+        assert len(m) == 50
+    with open_memory(db) as m:
+        assert len(m) == 50 and m.get(50).instructions == (f"bring me {words[49]}", "and the cup 49")
+
+
+def test_a_repeated_request_is_embedded_once():
+    enc = WordEncoder()
+    m = open_memory(":memory:", encoder=enc)
+    m.add(lesson("bring me my medicine"))
+    before = enc.texts
+    for _ in range(3):
+        m.retrieve(["bring me my medicine", "and the water"])
+    assert enc.texts - before == 2
