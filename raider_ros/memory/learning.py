@@ -39,9 +39,7 @@ from raider_ros.memory.episode import Episode, query_line
 from raider_ros.memory.feedback import normalise
 from raider_ros.memory.interaction import Interaction, Recovery
 from raider_ros.memory.store import EpisodicMemory, EpisodicMemoryError
-from raider_ros.recovery.plan import (
-    INTERACTION_ACTIONS, PLACEHOLDER_NAMES, Literal, Plan, PlanError, PlanStep, parse_plan,
-)
+from raider_ros.recovery.plan import PLACEHOLDER_NAMES, Literal, Plan, PlanError, PlanStep, parse_plan
 
 RULES_NAME = "rules (no LLM)"
 MAX_ANSWER = 400
