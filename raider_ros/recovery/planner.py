@@ -1,6 +1,11 @@
 """The recovery planner: ``plan(query, issue, explanation, holding) -> Plan`` with the rules
 writer (no LLM) or any :class:`~raider_ros.agent.llm.LLM`. Both write plan text that goes
-through the same interpreter (:func:`~raider_ros.recovery.plan.parse_plan`)."""
+through the same interpreter (:func:`~raider_ros.recovery.plan.parse_plan`).
+
+``memory`` (optional, e.g. :class:`raider_ros.memory.advisor.MemoryAdvisor`): the rules writer
+asks it for a matching lesson (``lesson_plan``), and an LLM gets its few-shot examples from it
+(``prompt_examples(query, issue, explanation, holding, context, instructions) -> text``)
+instead of the fixed ones. Without it the planner behaves as before."""
 from __future__ import annotations
 
 import time
@@ -21,6 +26,7 @@ class RecoveryRecord:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     elapsed_s: float = 0.0
+    source: str = ""                                    # what wrote the plan (rule, lesson, LLM)
 
 
 class RecoveryPlanner:
@@ -31,11 +37,13 @@ class RecoveryPlanner:
     """
 
     def __init__(self, backend: Any = "rules", *, prompt: RecoveryPrompt | None = None,
-                 timeout_s: float = 30.0, retries: int = 1, known_names: Sequence[str] | None = None):
+                 timeout_s: float = 30.0, retries: int = 1, known_names: Sequence[str] | None = None,
+                 memory: Any = None):
+        self.memory = memory
         if isinstance(backend, str):
             if backend != "rules":
                 raise ValueError(f"unknown recovery backend {backend!r}; expected 'rules' or an LLM object")
-            self._writer: RulesRecoveryWriter | None = RulesRecoveryWriter()
+            self._writer: RulesRecoveryWriter | None = RulesRecoveryWriter(lessons=memory)
             self._llm = None
         elif callable(getattr(backend, "complete", None)):
             self._writer, self._llm = None, backend
@@ -54,24 +62,29 @@ class RecoveryPlanner:
         return str(getattr(self._llm, "name", type(self._llm).__name__))
 
     def plan(self, query: str, issue: str, explanation: str, holding: str | None = None, *,
-             hints: RecoveryHints | None = None, context: str = "") -> Plan:
+             hints: RecoveryHints | None = None, context: str = "", instructions: Sequence[str] = ()) -> Plan:
         start = time.monotonic()
         rec = RecoveryRecord(self.name)
         self.last = rec
         try:
             if self._writer is not None:
-                text = self._writer.write(query, issue, explanation, holding, hints)
+                text = self._writer.write(query, issue, explanation, holding, hints, instructions=instructions)
+                rec.source = self._writer.last_source
                 rec.texts.append(text)
                 return parse_plan(text, known_names=self.known_names)
-            return self._plan_llm(rec, query, issue, explanation, holding, context)
+            rec.source = self.name
+            return self._plan_llm(rec, query, issue, explanation, holding, context, instructions)
         finally:
             rec.elapsed_s = time.monotonic() - start
 
     def _plan_llm(self, rec: RecoveryRecord, query: str, issue: str, explanation: str,
-                  holding: str | None, context: str) -> Plan:
+                  holding: str | None, context: str, instructions: Sequence[str] = ()) -> Plan:
         if self._prompt is None:
             self._prompt = RecoveryPrompt.load()
-        messages = self._prompt.messages(query, issue, explanation, holding, context)
+        examples = None
+        if self.memory is not None and callable(getattr(self.memory, "prompt_examples", None)):
+            examples = self.memory.prompt_examples(query, issue, explanation, holding, context, tuple(instructions))
+        messages = self._prompt.messages(query, issue, explanation, holding, context, examples=examples)
         deadline = time.monotonic() + self.timeout_s
         for attempt in range(self.retries + 1):
             reply = self._llm.complete(messages, deadline=deadline)

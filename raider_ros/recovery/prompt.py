@@ -4,6 +4,10 @@
 ``build_messages(query, issue, explanation, holding)`` returns the chat messages for an
 :class:`~raider_ros.agent.llm.LLM`: one system message (the prompt parts) and one user
 message (the query, ending with "corrective actions:").
+
+Dynamic examples: ``messages(..., examples=text)`` puts ``text`` (a "## Examples" section, e.g.
+built from the episodic memory by :mod:`raider_ros.memory.prompts`) in place of the fixed
+examples of ``examples.md``; without it the prompt is exactly the fixed one.
 """
 from __future__ import annotations
 
@@ -26,8 +30,14 @@ def prompt_dir() -> Path:
 
 @dataclass(frozen=True)
 class RecoveryPrompt:
-    system: str
+    system: str                  # objective, actions, notes and the fixed examples
     query_template: str
+    head: str = ""               # the same without the examples
+
+    def system_with(self, examples: str | None = None) -> str:
+        if examples is None or not self.head:
+            return self.system
+        return f"{self.head}\n\n{examples.strip()}"
 
     @classmethod
     def load(cls, directory: str | Path | None = None) -> "RecoveryPrompt":
@@ -43,7 +53,8 @@ class RecoveryPrompt:
         for key in ("{action}", "{issue}", "{explanation}", "{holding}"):
             if key not in template:
                 raise PromptError(f"{d / QUERY_TEMPLATE}: the query template lacks {key}")
-        return cls(system="\n\n".join(texts[:-1]), query_template=template)
+        return cls(system="\n\n".join(texts[:-1]), query_template=template,
+                   head="\n\n".join(texts[: PARTS.index("examples.md")]))
 
     def query(self, action: str, issue: str, explanation: str, holding: str | None,
               context: str = "") -> str:
@@ -55,9 +66,9 @@ class RecoveryPrompt:
         })
 
     def messages(self, action: str, issue: str, explanation: str, holding: str | None,
-                 context: str = "") -> list[dict]:
+                 context: str = "", examples: str | None = None) -> list[dict]:
         return [
-            {"role": "system", "content": self.system},
+            {"role": "system", "content": self.system_with(examples)},
             {"role": "user", "content": self.query(action, issue, explanation, holding, context)},
         ]
 

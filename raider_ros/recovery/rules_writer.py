@@ -7,6 +7,12 @@ Categories follow the benchmark (``IA``, ``IU1`` far, ``IU2`` obstructed, ``IU3`
 assistive plan (paper §5.2): ``HU`` person not recognised, ``HG`` not looking at the robot,
 ``HH`` hands not free, ``HD`` too far for a handover. Without a category hint the category is
 read from the issue and the explanation.
+
+Learned lessons: a writer made with ``lessons`` (an object with ``lesson_plan(LessonQuery) ->
+(plan_text, source) | None``, e.g. :class:`raider_ros.memory.advisor.MemoryAdvisor`) first asks
+it for a stored lesson that matches the situation (a similar instruction, the same issue
+category and action); when there is one, its plan (rebound to the current ids) is written
+instead of the category's rule. ``last_source`` says which was used.
 """
 from __future__ import annotations
 
@@ -51,6 +57,19 @@ class RecoveryHints:
     holding: str | None = None             # the held object (overrides the holding argument)
     location: str | None = None            # where a missing object is, when known (IU3)
     can_move: bool = False                 # IU1: move closer instead of asking for help
+
+
+@dataclass(frozen=True)
+class LessonQuery:
+    """The situation a stored lesson must match (passed to ``lessons.lesson_plan``)."""
+    query: str
+    issue: str
+    explanation: str
+    holding: str | None
+    category: str
+    action: str | None
+    args: tuple[str, ...]
+    instructions: tuple[str, ...] = ()     # what the person said, oldest first
 
 
 @dataclass
@@ -155,8 +174,14 @@ class RulesRecoveryWriter:
 
     name = "rules (no LLM)"
 
+    def __init__(self, lessons: Any = None):
+        if lessons is not None and not callable(getattr(lessons, "lesson_plan", None)):
+            raise ValueError(f"{lessons!r} has no lesson_plan(LessonQuery) method")
+        self.lessons = lessons
+        self.last_source = self.name
+
     def write(self, query: str, issue: str, explanation: str, holding: str | None = None,
-              hints: RecoveryHints | None = None) -> str:
+              hints: RecoveryHints | None = None, *, instructions: Sequence[str] = ()) -> str:
         h = hints or RecoveryHints()
         holding = h.holding if h.holding is not None else holding
         if holding in ("", "none", "None", "null"):
@@ -168,6 +193,14 @@ class RulesRecoveryWriter:
         category = (h.category or infer_category(issue, explanation, q.action)).upper()
         if category not in CATEGORIES:
             raise PlanError(f"unknown issue category {category!r}; expected one of {', '.join(CATEGORIES)}")
+        self.last_source = self.name
+        if self.lessons is not None:
+            found = self.lessons.lesson_plan(LessonQuery(
+                query=query, issue=issue, explanation=explanation, holding=holding, category=category,
+                action=q.action, args=tuple(q.args), instructions=tuple(i for i in instructions if i)))
+            if found:
+                text, self.last_source = found
+                return text
         b = _Builder(q, explanation, holding, h)
         getattr(b, f"plan_{category.lower()}")()
         if not b.steps:
