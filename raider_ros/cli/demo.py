@@ -115,7 +115,9 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
                     who = {"planning": "PLAN", "checking": "CHECK", "issue": "ISSUE", "recovering": "RECOVER",
                            "executing": "ROBOT", "done": "DONE"}.get(f.stage, f.stage.upper())
                     step = f"step {f.step_index + 1} " if f.step_index >= 0 else ""
-                    text = f.message if f.stage in ("planning", "checking") else names["now"].rewrite(f.message)
+                    # plans and queries are shown as written; what the robot does and finds, as a person says it
+                    text = f.message if f.stage in ("planning", "checking", "recovering") else \
+                        names["now"].rewrite(f.message, capitalise=False)
                     say(who, f"{step}{text}")
 
             goal_future = client.send_goal_async(ExecuteTask.Goal(domain=task["domain"]), feedback_callback=on_feedback)

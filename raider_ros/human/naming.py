@@ -70,8 +70,9 @@ class PersonNames:
         number = ident.rsplit("_", 1)[-1]
         return f"{words} {number}"
 
-    def rewrite(self, text: str) -> str:
-        """``text`` with every known id replaced by its description, an article before it kept once."""
+    def rewrite(self, text: str, capitalise: bool = True) -> str:
+        """``text`` with every known id replaced by its description, an article before it kept
+        once, no doubled words; a sentence start capitalised unless ``capitalise`` is false."""
         def repl(m: re.Match) -> str:
             ident = m.group(0)
             return self.describe(ident) if ident in self.nodes else ident
@@ -79,7 +80,8 @@ class PersonNames:
         out = _ID.sub(repl, text)
         out = re.sub(r"\b([Tt]he) the\b", r"\1", out)                 # "the Medicine_1" -> "the the medicine"
         out = re.sub(r"(^|[.!?]\s+)[Tt]he person, ", r"\1", out)      # "Person_1, could you" with no name
-        return _capitalise(dedupe_words(out))
+        out = dedupe_words(out)
+        return _capitalise(out) if capitalise else out
 
 
 def dedupe_words(text: str) -> str:

@@ -56,7 +56,7 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
     Param("scene_graph_topic", "scene_graph/json", "Scene graph JSON (for the llm_visual_obs baseline)"),
     Param("status_topic", "scene_graph/status", "Scene graph status (which camera frame the graph reflects)"),
     Param("queue_size", 8, "Goals that may wait while one runs; more are ended with status error"),
-    Param("fresh_frame_timeout_s", 3.0, "A check waits for a perception frame newer than the request; "
+    Param("fresh_frame_timeout_s", 8.0, "A check waits for a perception frame newer than the request; "
                                         "none within this time ends it with status error [s]"),
 )
 

@@ -285,14 +285,15 @@ class _Builder:
 
     def plan_iu2(self) -> None:
         targets = set(self.q.args) | set(self.hints.grounding)
-        blockers = list(self.hints.blocking) or [m for m in self.mentioned if m not in targets]
+        blockers = list(dict.fromkeys(self.hints.blocking or [m for m in self.mentioned if m not in targets]))
         goal = self.word(self.target)
         carry = [b for b in blockers if not (set(split_words(b)) & _FURNITURE)]
         needs_hand = self.q.action in ("place", "handover", "slice") and self.holding
         if not blockers or self.q.action == "move_to" or len(carry) < len(blockers) or needs_hand:
-            what = f"The {_list_or([self.word(b) for b in blockers])}" if blockers else "Something"
-            verb = "is" if len(blockers) <= 1 else "are"
-            it = "them" if len(blockers) > 1 else "it"
+            words = list(dict.fromkeys(self.word(b) for b in blockers))     # Chair_1 and "chair": one chair
+            what = f"The {_list_or(words)}" if words else "Something"
+            verb = "is" if len(words) <= 1 else "are"
+            it = "them" if len(words) > 1 else "it"
             self.add("ask", f"{what} {verb} in my way to the {goal}. Could you move {it} aside, please?")
         else:
             self.put_down_held()

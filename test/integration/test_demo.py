@@ -3,6 +3,7 @@ person), must succeed with the interactions of the paper's Fig. 17."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -17,10 +18,22 @@ def test_demo_runs_both_tasks_offline():
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
     assert "Demo succeeded." in out
     # the Fig. 17 story, in order
-    story = ["blocked by Chair_1", "the person moved Chair_1", "Which medicine", "closest to the plant",
+    story = ["blocked by the chair", "The person moved the chair", "Which medicine", "closest to the plant",
              "beyond the robot", "bring it closer", "not recognised", "I'm Adriana", "not looking",
-             "look at me", "handover Medicine_1 Person_1", "success: all 4 steps done",
+             "look at me", "handing the medicine I am holding to Adriana", "success: all 4 steps done",
              "success: all 5 steps done"]
     pos = [out.find(s) for s in story]
     assert all(p >= 0 for p in pos), [s for s, p in zip(story, pos) if p < 0]
     assert pos == sorted(pos), "the demo's events are out of order"
+
+    lines = [ln for ln in out.splitlines() if ln.startswith("[")]
+    said = [ln.split("ROBOT", 1)[1] for ln in lines if " ROBOT " in ln]
+    # the robot names things as a person would: no ids in what it says or does, no doubled words
+    assert not [s for s in said if re.search(r"\b[A-Z][A-Za-z]*_\d+\b", s)], said
+    assert not [ln for ln in lines if re.search(r"\b(\w+(?: \w+){0,2}) (?:or |and )?\1\b", ln.split("]", 1)[1])]
+    # every recovery is announced after the issue it answers (an ISSUE since the step's last CHECK)
+    stages = [ln.split()[2] for ln in lines]
+    for i, s in enumerate(stages):
+        if s == "RECOVER":
+            last_check = max(j for j in range(i) if stages[j] == "CHECK")
+            assert "ISSUE" in stages[last_check:i], lines[last_check:i + 1]
