@@ -29,6 +29,7 @@ CATEGORIES = ("IA", "IU1", "IU2", "IU3", "IU4", "IU5", "IU6", "HU", "HG", "HH", 
 FREE_TABLE, CURRENT_LOC = "free_table", "current_loc"
 
 _ID = re.compile(r"\b[A-Z][A-Za-z]*_\d+\b")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Z][A-Za-z0-9]*")   # Mug_1, medicine_counter, Adriana
 _CALL = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*\((.*)\)\s*[.?!]?\s*$", re.S)
 # words of a natural-language query -> action
 _VERBS = {
@@ -88,8 +89,11 @@ def read_request(query: str, grounding: Sequence[str] = ()) -> RecoveryRequest:
         args = [a.strip().strip("'\"").strip() for a in m.group(2).split(",") if a.strip()]
         return RecoveryRequest(action, args, q)
     words = q.split()
-    if words and _canonical(words[0]) in ACTIONS:
-        return RecoveryRequest(_canonical(words[0]), [w.strip(",.?!") for w in words[1:]], q)
+    # "approach medicine_counter", "pick adrianas_medicine medicine_counter": an action and names
+    # (ids, snake_case names); a sentence that starts with a verb ("Pick up the soap.") is read below
+    names = [w.strip(",.?!") for w in words[1:]]
+    if words and _canonical(words[0]) in ACTIONS and names and all(_NAME.fullmatch(w) for w in names):
+        return RecoveryRequest(_canonical(words[0]), names, q)
     action = _verb_of(q)
     args = list(grounding) or _ID.findall(q) or ([_object_phrase(q)] if _object_phrase(q) else [])
     return RecoveryRequest(action, args, q)

@@ -216,3 +216,14 @@ def test_bad_backends():
         RecoveryPlanner("gpt")
     with pytest.raises(ValueError, match="has no complete"):
         RecoveryPlanner(object())
+
+
+def test_a_sentence_starting_with_a_verb_is_read_as_a_sentence_not_as_names():
+    q = read_request("Pick up the soap.", ["Soap_1"])
+    assert (q.action, q.args) == ("pick", ["Soap_1"])
+    q = read_request("Give the glass of water to Maria.", ["WaterGlass_1", "Person_1"])
+    assert (q.action, q.args) == ("handover", ["WaterGlass_1", "Person_1"])
+    assert read_request("approach medicine_counter").args == ["medicine_counter"]
+    plan = RulesRecoveryWriter().write("Pick up the soap.", "unfeasibility", "Cup_1 blocks Soap_1.",
+                                       hints=RecoveryHints(category="IU2", grounding=("Soap_1",), blocking=("Cup_1",)))
+    assert "pick(up)" not in plan and plan.rstrip().endswith("pick(Soap_1)")
