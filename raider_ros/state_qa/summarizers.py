@@ -121,10 +121,9 @@ def summarize_world_model(snapshot: Any, *, stamp: float | None = None, max_list
             continue
         relations.setdefault(s, []).append(f"{rel} {o}")
 
+    listed = _join([f"{n} ({type_words(a.get('type'))})" for n, a in listed_visible], len(visible) - len(listed_visible))
     facts: list[tuple[str, str]] = [
-        ("visible_count", str(len(visible))),
-        ("visible_objects", _join([f"{n} ({type_words(a.get('type'))})" for n, a in listed_visible],
-                                  len(visible) - len(listed_visible))),
+        ("visible_objects", f"{len(visible)} object(s): {listed}" if visible else "no objects"),
         ("type_counts", _join([f"{c} {t}" for t, c in sorted(counts.items(), key=lambda x: (-x[1], x[0]))])),
     ]
     if unseen:
@@ -204,8 +203,8 @@ def summarize_people(snapshot: Any, *, stamp: float | None = None, module: str =
     label = lambda n, a: f"{n} ({a['name']})" if a.get("name") else f"{n} (not recognised)"  # noqa: E731
     names = [a["name"] for _, a in people if a.get("name")]
     facts: list[tuple[str, str]] = [
-        ("people_count", str(len(visible))),
-        ("people_visible", _join([label(n, a) for n, a in visible])),
+        ("people_visible", f"{len(visible)} person(s): {_join([label(n, a) for n, a in visible])}" if visible
+         else "nobody"),
         ("recognised_people", _join(names) if names else "nobody"),
     ]
     if unseen:
@@ -440,9 +439,9 @@ def summarize_robot(robot: Any, *, skills: Sequence[str] = (), skill_log: SkillL
         facts.append(("last_skill", last.call))
         facts.append(("last_skill_result", ("succeeded" if last.success else "failed")
                       + (f": {last.message}" if last.message else "")))
-        facts.append(("recent_skills", " | ".join(f"{r.call}: {'ok' if r.success else 'failed'}"
+        facts.append(("recent_skills", " | ".join(f"{r.call}: {r.message or ('ok' if r.success else 'failed')}"
                                                   for r in records[-MAX_HISTORY:])))
-        handled = [r.args[0] for r in records if r.success and r.name in ("pick", "place", "handover") and r.args]
+        handled = [r.args[0] for r in records if r.success and r.name in ("pick", "handover") and r.args]
         picked = [r.args[0] for r in records if r.success and r.name == "pick" and r.args]
         if picked:
             facts.append(("picked_objects", _join(list(dict.fromkeys(reversed(picked))))))

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .modules import StateQAError
 
 MAX_TEXT_CHARS = 2000
-MAX_VALUE_CHARS = 600
+MAX_VALUE_CHARS = 1000
 MAX_KEY_CHARS = 120
 MAX_FACTS = 80
 _ELLIPSIS = "..."
