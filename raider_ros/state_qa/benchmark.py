@@ -246,6 +246,7 @@ class QuestionResult:
 class BenchReport:
     results: list[QuestionResult]
     runs: dict[str, ScenarioRun]
+    index_ms: list[float] = field(default_factory=list)
 
     def _rate(self, rows: Sequence[QuestionResult]) -> float:
         return sum(r.truth.truthful for r in rows) / len(rows) if rows else float("nan")
@@ -275,19 +276,27 @@ class BenchReport:
             "prompt_tokens_ratio": round(sum(sel) / sum(alls), 4) if alls else 0,
             "answer_ms_p50": round(lat[len(lat) // 2], 2) if lat else 0,
             "answer_ms_p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2) if lat else 0,
+            "index_ms_max": round(max(self.index_ms), 1) if self.index_ms else 0,
         }
 
 
-def run_benchmark(benches: Sequence[BenchScenario], qa: StateQA | None = None) -> BenchReport:
+def run_benchmark(benches: Sequence[BenchScenario], qa: StateQA | None = None, *,
+                  index: bool = True) -> BenchReport:
+    """Run each scenario, then ask its questions. ``index``: embed the summaries' facts before
+    the questions (as the node does when summaries arrive); its time is in ``index_ms``."""
     qa = qa or StateQA()
-    results, runs = [], {}
+    results, runs, index_ms = [], {}, []
     for b in benches:
         run = run_scenario(b)
         runs[b.name] = run
         known = list(run.history.latest_all().values())
+        if index:
+            t0 = time.perf_counter()
+            qa.index(run.history)
+            index_ms.append((time.perf_counter() - t0) * 1000)
         for bq in b.questions:
             ans = qa.ask(bq.text, run.history)
             truth = truthful(ans.answer, expected=bq.expected, summaries=known, question=bq.text)
             rec = (len(set(bq.modules) & set(ans.labels)) / len(bq.modules)) if bq.modules else 1.0
             results.append(QuestionResult(b.name, bq, ans, truth, rec))
-    return BenchReport(results, runs)
+    return BenchReport(results, runs, index_ms)

@@ -28,6 +28,7 @@ from .summary import StateSummary
 NAME = "rules (no LLM)"
 Encoder = Callable[[Sequence[str]], np.ndarray]
 ID_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*_\d+\b")
+EMBED_CHARS = 200         # a fact's sentence is compared by its beginning (its subject and kind)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
 
 
@@ -319,6 +320,17 @@ class RulesAnswerer:
         text = t.about if t is not None else key.replace("_", " ").replace(".", " ")
         return f"{text} {subject}".strip()
 
+    def index(self, summaries: Iterable[StateSummary]) -> int:
+        """Embed the summaries' facts ahead of the questions (the embeddings are cached), as a
+        node does when a summary arrives; returns the number of texts embedded."""
+        texts = []
+        for s in summaries:
+            for k, v in s.facts:
+                texts += [self.about(k), self.sentence(k, v)[:EMBED_CHARS]]
+        if texts:
+            self._encode(texts)
+        return len(texts)
+
     def answer(self, question: str, contexts: Sequence[StateSummary],
                known: Sequence[StateSummary] | None = None) -> RulesReply:
         all_known = known_things(known if known is not None else contexts)
@@ -339,7 +351,7 @@ class RulesAnswerer:
             return RulesReply(fill(self.texts["no_fact"], modules=titles), (), (), tuple(mentions))
         sentences = [self.sentence(k, v) for _, k, v in cands]
         abouts = [self.about(k) for _, k, _ in cands]
-        E = self._encode([question, *abouts, *sentences])
+        E = self._encode([question, *abouts, *(x[:EMBED_CHARS] for x in sentences)])
         q, A, S = E[0], E[1:1 + len(cands)], E[1 + len(cands):]
         scores = 0.6 * (A @ q) + 0.4 * (S @ q)
         linked = {i for m in mentions for i in m.ids}
