@@ -1,4 +1,5 @@
-"""The rules reasoner's knowledge base: data/knowledge/{language,categories,preconditions}.yaml.
+"""The rules reasoner's knowledge base: data/knowledge/{language,categories,preconditions}.yaml
+and the descriptions of common object types (object_types.yaml).
 
 Loaded once per directory and validated; a missing file or a malformed entry raises
 :class:`KnowledgeError` naming the file and the field.
@@ -114,6 +115,14 @@ class Knowledge:
     checks: dict[str, list[dict]]
     text: dict[str, Any]                          # questions, failures, passes, sentences, ...
     known_types: frozenset[str] = field(default_factory=frozenset)
+    type_descriptions: dict[str, str] = field(default_factory=dict)   # type key -> one-line description
+    function_words: frozenset[str] = field(default_factory=frozenset)
+
+    def type_text(self, name: str) -> str:
+        """'HairDryer_1' -> 'hair dryer: an electric device that blows hot air to dry hair'."""
+        words = " ".join(type_words(name))
+        desc = self.type_descriptions.get(type_key(name))
+        return f"{words}: {desc}" if desc else words
 
     def action_for_verb(self, verb: str) -> str | None:
         return self.verb_index.get(word_key(split_words(verb)))
@@ -183,6 +192,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
     d = Path(directory) if directory else knowledge_dir()
     lang, cats, pre = (_read(d / f) for f in ("language.yaml", "categories.yaml", "preconditions.yaml"))
     lw, cw, pw = (str(d / f) for f in ("language.yaml", "categories.yaml", "preconditions.yaml"))
+    descriptions = _descriptions(d / "object_types.yaml")
 
     actions: dict[str, ActionInfo] = {}
     verb_index: dict[str, str] = {}
@@ -307,4 +317,22 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         single_item_receptacles=_type_set(cats.get("single_item_receptacles") or [], f"{cw}: single_item_receptacles"),
         type_lists=type_lists, checks=checks, text=text,
         known_types=known,
+        type_descriptions=descriptions,
+        function_words=frozenset(str(w) for w in lang.get("function_words") or []),
     )
+
+
+def _descriptions(path: Path) -> dict[str, str]:
+    """object_types.yaml: type -> one-line description (optional file)."""
+    if not path.is_file():
+        return {}
+    doc = _read(path)
+    types = doc.get("types")
+    if not isinstance(types, dict):
+        raise KnowledgeError(f"{path}: types: expected a mapping of type -> description")
+    out: dict[str, str] = {}
+    for name, desc in types.items():
+        if not isinstance(desc, str) or not desc.strip():
+            raise KnowledgeError(f"{path}: types.{name}: expected a one-line description, got {desc!r}")
+        out[type_key(str(name))] = " ".join(desc.split())
+    return out

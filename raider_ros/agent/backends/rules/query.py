@@ -213,12 +213,6 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     while toks and toks[-1] in ("please", "and", "that", "which"):
         toks, orig = toks[:-1], orig[:-1]
 
-    # "the thing for drying hair": a generic head named by its use -> "hair dryer"
-    low = [t.lower() for t in orig]
-    if "for" in low[1:-1] and kb.category_of(low[:low.index("for", 1)]) == "thing" \
-            and low[low.index("for", 1) + 1].endswith("ing") and len(low[low.index("for", 1) + 1]) > 5:
-        k = low.index("for", 1)
-        orig = orig[k + 2:] + [low[k + 1][:-3] + "er"]
     # "the jar of honey" -> honey jar, "a glass of water" -> water glass
     low = [t.lower() for t in orig]
     if "of" in low[1:-1] and singular(low[low.index("of", 1) - 1]) in kb.container_heads:
