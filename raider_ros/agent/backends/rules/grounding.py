@@ -150,6 +150,12 @@ class Grounder:
                 return hits, "embedding"
         return [], ""
 
+    def closest(self, np: NP, ids: list[str], n: int = 3) -> list[str]:
+        """The ``n`` ids whose types come closest to the phrase (by meaning, else by spelling)."""
+        scores = self.meaning_scores(np.words, ids) or \
+            [(i, fuzz.ratio(" ".join(np.words), " ".join(type_words(i))) / 100.0) for i in ids]
+        return [i for i, _ in sorted(scores, key=lambda x: -x[1])[:n]]
+
     def meaning_scores(self, words: list[str], ids: list[str]) -> list[tuple[str, float]]:
         """How well a phrase names each id's type: the sentence-embedding similarity of the phrase
         to the type's name or to "<name>: <description>" (the higher), plus WORD_BONUS when every
@@ -207,16 +213,25 @@ class Grounder:
                 continue
             refs = join_ids(ref.ids, "or")
             rel_text = " or ".join(q.relations) if not q.inverse else q.phrase
-            dropped = [c for c in cands if c not in keep]
+            holds = [c for c in cands if c in keep]
+            others = [c for c in cands if c not in keep]
+            if q.negated:                # "not next to the bowl": those the relation does not hold for
+                keep, dropped, yes, no = others, holds, "", "not "
+            else:
+                keep, dropped, yes, no = holds, others, "not ", ""
             if dropped:
-                reasons.append(f"{join_ids(dropped)} {'is' if len(dropped) == 1 else 'are'} not {rel_text} {refs}")
+                reasons.append(f"{join_ids(dropped)} {'is' if len(dropped) == 1 else 'are'} {yes}{rel_text} {refs}")
             if keep:
-                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {rel_text} {refs}")
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {no}{rel_text} {refs}")
             cands = keep
 
         before_states = list(cands)
+        self.notes += [n for n in np.notes if n not in self.notes]
         for st in np.states:
-            keep, waiting, why = self._state_filter(cands, st)
+            if st.key == "colour":
+                keep, waiting, why = self._colour_filter(cands, st)
+            else:
+                keep, waiting, why = self._state_filter(cands, st)
             if waiting:
                 pending = True
                 continue
@@ -224,11 +239,14 @@ class Grounder:
                 continue
             reasons += why
             if keep:
-                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {st.word}")
+                shown = st.colour if st.key == "colour" and st.value else \
+                    self.kb.text["state_words"].get(st.key, {}).get(str(st.value).lower(), st.word)
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {shown}")
             cands = keep
 
-        if np.personal and len(cands) > 1 and self.obs.has("retrieve_user_information"):
-            a = self.obs.get("retrieve_user_information", f"the user's {np.text}")
+        if (np.personal or np.owner) and len(cands) > 1 and self.obs.has("retrieve_user_information"):
+            about = f"{np.owner}'s {np.head_text}" if np.owner else f"the user's {np.text}"
+            a = self.obs.get("retrieve_user_information", about)
             pending |= a.pending
             answer = a.data.get("answer") if a.ok and isinstance(a.data, dict) else (a.data if a.ok else None)
             if isinstance(answer, str):
@@ -355,6 +373,33 @@ class Grounder:
                 why.append(f"the state of {c} is unknown")
             else:
                 why.append(f"{c} is {words.get(str(values[c]).lower(), st.key)}")
+        return keep, False, why
+
+    def _colour_filter(self, cands: list[str], st) -> tuple[list[str] | None, bool, list[str]]:
+        """(candidates of the colour, still waiting, why the others are not): the colour perception
+        measured (get_obj_properties "colour"); a near colour (colour_names.yaml) counts only when
+        no candidate has the colour itself."""
+        seen: dict[str, str | None] = {}
+        waiting = False
+        for c in cands:
+            a = self.obs.get("get_obj_properties", c)
+            waiting |= a.pending
+            entry = entry_for(a.data, "object", c) if a.ok else None
+            colour = entry.get("colour") if isinstance(entry, dict) else None
+            seen[c] = colour if isinstance(colour, str) and colour else None
+        if waiting:
+            return None, True, []
+        if all(v is None for v in seen.values()):
+            self.notes.append(f"no colour is reported for {join_ids(cands)}, so '{st.word}' was not checked")
+            return None, False, []
+        if st.value:
+            keep = [c for c in cands if seen[c] == st.colour]
+            if not keep:
+                near = self.kb.colour_near.get(st.colour or "", frozenset())
+                keep = [c for c in cands if seen[c] in near]
+        else:
+            keep = [c for c in cands if seen[c] is not None and seen[c] != st.colour]
+        why = [f"{c} is {seen[c]}" if seen[c] else f"the colour of {c} is unknown" for c in cands if c not in keep]
         return keep, False, why
 
     def _superlative(self, cands: list[str], q) -> tuple[list[str] | None, bool, str]:
