@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from raider_ros.common.text import singular, split_words
+from raider_ros.common.text import singular, split_words, word_key
 
 from .knowledge import Knowledge
 
@@ -244,7 +244,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         neg = toks[i] in kb.negations or toks[i] == "non"
         j = i + 1 if neg else i
         colour = kb.colour_words.get(toks[j]) if j < len(toks) else None
-        if colour is not None and len(toks) > j + 1:
+        if colour is not None and len(toks) > j + 1 and not _names_a_type(toks[j:j + 2], kb):
             if toks[j + 1] not in kb.colour_words:      # "dark blue", "blue green": the last one counts
                 states.append(StateQual("colour", not neg, " ".join(toks[i:j + 1]), colour=colour))
             del toks[i:j + 1], orig[i:j + 1]
@@ -277,6 +277,12 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     words = [w for w in words if w not in kb.personal_words] or words
     return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal,
               owner=owner, notes=notes)
+
+
+def _names_a_type(words: list[str], kb: Knowledge) -> bool:
+    """Whether the words together name a known type ("white board" -> Whiteboard)."""
+    key = word_key(singular(w) for w in words)
+    return key in kb.type_descriptions or key in kb.known_types
 
 
 def _next_qualifier(toks_o: list[str], kb: Knowledge) -> int | None:
@@ -492,7 +498,8 @@ def _clause_break(toks: list[str], kb: Knowledge) -> int | None:
         if brk is None:
             continue
         k = c + len(brk)
-        if any(_at(toks, k, p) for p, _ in phrases) and (
+        # "and put it aside": a verb must follow a bare "and"; "and then serve it" needs none
+        if (len(brk) > 1 or brk[0] != "and" or any(_at(toks, k, p) for p, _ in phrases)) and (
                 toks[0] in kb.split_verbs or any(_at(toks, i, p) for i in range(c) for p, _ in phrases)):
             return c
     return None
