@@ -82,6 +82,10 @@ def test_result_instrument_and_later_request_are_not_the_object(kb):
     assert pq.action == "pick" and np.words == ["banana"] and pq.later == "and put it aside"
     pq, np = one(kb, "Turn the kettle on and then bring me a cup.")
     assert pq.action == "turn_on" and np.words == ["kettle"] and pq.later.startswith("and then bring")
+    pq, np = one(kb, "Heat up the soup and then serve it.")        # "and then": any verb after it
+    assert pq.action == "cook" and np.words == ["soup"] and pq.later == "and then serve it"
+    pq, np = one(kb, "Pick up the cup and saucer.")                 # a bare "and" needs a verb
+    assert pq.later == "" and np.words[-1] == "saucer"
 
 
 def test_relations_to_the_robot_itself(kb):
@@ -102,6 +106,8 @@ def test_colours_and_owners(kb):
     assert [(s.key, s.colour, s.value) for s in np.states] == [("colour", "grey", False)]
     _, np = one(kb, "Pick up the orange.")                        # a fruit, not a colour
     assert np.words == ["orange"] and not np.states
+    _, np = one(kb, "Clean the white board.")                     # a type's name, not a colour
+    assert np.words == ["white", "board"] and not np.states
     pq, np = one(kb, "Give Adriana's medicine to her.")
     assert np.words == ["medicine"] and np.owner == "Adriana" and pq.action == "handover"
     _, np = one(kb, "Open the fridge's door.")
