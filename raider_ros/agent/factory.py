@@ -28,6 +28,7 @@ class DetectorSettings:
     max_turns: int = 12
     reach_m: float = 1.1
     handover_distance_m: float = 0.5
+    include_objects_in_sight: bool = True  # the first user message lists the detected objects (as in the paper)
     # openai backend
     model: str = ""                       # "" = $RAIDER_LLM_MODEL, else gpt-4o-2024-05-13
     base_url: str = ""
@@ -78,7 +79,8 @@ def build_detector(s: DetectorSettings, tools: ToolExecutor,
         raise ValueError(f"unknown method {s.method!r}; known: {', '.join(METHODS)}")
     if s.method == "precond":
         return Precond(tools, time_limit_s=s.time_limit_s)
-    config = PromptConfig(procedure=s.procedure, tool_protocol=s.tool_protocol).with_facts(
+    config = PromptConfig(procedure=s.procedure, tool_protocol=s.tool_protocol,
+                          include_objects_in_sight=bool(s.include_objects_in_sight)).with_facts(
         reach_m=s.reach_m, handover_distance_m=s.handover_distance_m)
     if s.method == "llm_visual_obs":
         if s.backend == "rules":

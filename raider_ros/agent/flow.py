@@ -261,9 +261,10 @@ class _Run:
                 continue
             if parsed.final is not None:
                 f = parsed.final
-                self.res.issue, self.res.explanation, self.res.grounding = f.issue, f.explanation, f.grounding
+                grounding = f.grounding if f.grounding_given else grounding_from_calls(self.res.tool_calls, self.prompt.toolset)
+                self.res.issue, self.res.explanation, self.res.grounding = f.issue, f.explanation, grounding
                 self.emit("issue", {"turn": turn, "issue": f.issue, "explanation": f.explanation,
-                                    "grounding": f.grounding})
+                                    "grounding": grounding})
                 return
             self.warn(4, turn, detail=f" (the final response could not be read: {parsed.final_error})"
                       if parsed.final_error else "")
@@ -407,6 +408,44 @@ class _Run:
         if results and results[0].success and isinstance(results[0].data, list):
             return [str(x) for x in results[0].data]
         return None
+
+
+_ID_KEYS = ("object", "target", "human")
+
+
+def grounding_from_calls(records: Sequence[ToolCallRecord], toolset: Any) -> list[str]:
+    """The grounding of a final response that gives none (the paper's format): the object and
+    person arguments of the run's successful tool calls, as the ids the tools resolved them to
+    ("mug" -> Mug_1, Mug_2), in the order first asked. An argument is an object argument unless
+    its schema is an enumeration (a relation name) or it is a free-text query."""
+    out: list[str] = []
+
+    def add(x: Any) -> None:
+        s = str(x).strip()
+        if s and s not in out:
+            out.append(s)
+
+    for rec in records:
+        spec = toolset.get(rec.name) if toolset is not None else None
+        if not rec.success or spec is None or not rec.args:
+            continue
+        objects = [a for a, arg in zip(rec.args, spec.args)
+                   if "enum" not in arg.schema and arg.name != "query"]
+        if not objects:
+            continue
+        try:
+            data = json.loads(rec.result)
+        except (TypeError, ValueError):
+            data = None
+        named: list[str] = []
+        for entry in data if isinstance(data, list) else [data]:
+            if isinstance(entry, dict):
+                named += [str(entry[k]) for k in _ID_KEYS if isinstance(entry.get(k), str)]
+                if isinstance(entry.get("objects"), list):
+                    named += [str(x) for x in entry["objects"]]
+        for x in named or objects:
+            add(x)
+    return out
 
 
 def _assistant_text(reply: LLMReply, native: list[ToolCall]) -> str:

@@ -45,6 +45,7 @@ class FinalResponse:
     explanation: str
     grounding: list[str]
     raw: str = ""
+    grounding_given: bool = True    # False: the paper's format, without a "grounding" field
 
 
 @dataclass
@@ -241,6 +242,7 @@ def _final_from(obj: dict, raw: str, issue_ids: Sequence[str]) -> tuple[FinalRes
         return None, (f"final_response must be one of {', '.join(issue_ids)}, got {json.dumps(value)[:80]}")
     expl = keys.get("explanation", "")
     expl = expl if isinstance(expl, str) else json.dumps(expl)
+    given = "grounding" in keys
     g = keys.get("grounding", [])
     if g is None:
         g = []
@@ -249,7 +251,7 @@ def _final_from(obj: dict, raw: str, issue_ids: Sequence[str]) -> tuple[FinalRes
     elif isinstance(g, dict):
         g = list(g.values())
     grounding = [_clean(str(x)) for x in g if x is not None and _clean(str(x))]
-    return FinalResponse(issue, " ".join(expl.split()), grounding, raw), None
+    return FinalResponse(issue, " ".join(expl.split()), grounding, raw, grounding_given=given), None
 
 
 def _issue(value: Any, issue_ids: Sequence[str]) -> str | None:

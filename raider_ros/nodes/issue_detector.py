@@ -41,6 +41,8 @@ _DESCRIPTIONS = {
     "max_turns": "Most LLM turns of one check",
     "reach_m": "Arm reach [m]: stated in the prompt's constraints and used by the rules backend",
     "handover_distance_m": "Handover distance [m]: stated in the prompt's constraints and used by the rules backend",
+    "include_objects_in_sight": "The first user message lists the objects in sight (object_detection asked "
+                                "before the first turn), as in the paper",
     "model": "openai: model name ('' = $RAIDER_LLM_MODEL, else gpt-4o-2024-05-13)",
     "base_url": "openai: endpoint base URL ('' = $RAIDER_LLM_BASE_URL, else the SDK default); vLLM, Ollama and llama.cpp servers work",
     "api_key_env": "openai: name of the environment variable holding the API key",

@@ -13,6 +13,7 @@ from typing import Mapping
 import numpy as np
 
 from raider_ros.sim.camera import CameraModel
+from .colour import measure_rgb
 from .detection import DetectorBackend, make_detector
 from .pointcloud import CloudParams, build_objects
 from .relations import RelationEngine, RelationParams
@@ -48,6 +49,10 @@ class PerceptionPipeline:
                 if d.pixel_count >= self.params.min_pixels]
         t1 = time.perf_counter()
         objects = build_objects(dets, depth, camera, self.params.cloud)
+        if rgb is not None:                  # colour from the RGB pixels under each mask
+            for d in dets:
+                if d.name in objects and not objects[d.name].is_person:
+                    objects[d.name].rgb = measure_rgb(rgb, d.mask)
         t2 = time.perf_counter()
         engine = RelationEngine(objects, camera, self.params.relations, robot_xy)
         relations = engine.relations()

@@ -3,6 +3,7 @@
 Nodes are the robot (id ``robot``), objects and people. Node attributes: ``kind`` (robot |
 object | person), ``type``, ``visible``, ``held``, ``first_seen``, ``last_seen``, ``box_min``,
 ``box_max``, ``center``, ``size``, ``distance_m``, ``pixel_count``, ``valid_depth_pixels``,
+``rgb`` and ``colour`` (measured from the image, perception/colour.py; None without RGB),
 ``state``, ``properties`` (objects), ``name``, ``looking_at_robot``, ``hands_free`` (people).
 A directed edge ``subject -> object`` carries ``relations``: ``{relation name: evidence}`` for
 every relation that holds from subject to object (one edge per ordered pair keeps the update
@@ -37,6 +38,7 @@ from typing import Any, Callable, Iterable, Mapping
 import networkx as nx
 import numpy as np
 
+from .colour import name_colour
 from .matching import Entity, Matcher
 from .provider import Provider, ProviderError, RobotInfo
 from .types import PerceivedObject
@@ -378,6 +380,8 @@ class SceneGraph:
             "center": tuple(((lo + hi) / 2).tolist()), "size": tuple((hi - lo).tolist()),
             "distance_m": float(po.distance_m),
             "pixel_count": int(po.pixel_count), "valid_depth_pixels": int(po.valid_depth_pixels),
+            "rgb": po.rgb if po.rgb is not None else (old or {}).get("rgb"),
+            "colour": name_colour(po.rgb) if po.rgb is not None else (old or {}).get("colour"),
             "marker_id": old["marker_id"] if old else self._marker(nid),
         }
 

@@ -263,7 +263,10 @@ class ToolBox(ToolExecutorBase):
             a = self._present(snap, i)
             if a.get("properties") is None:
                 raise ToolFailure(f"no property information about {i}", {"error": "no information", "object": i})
-            return {"object": i, "properties": sorted(a["properties"])}
+            out = {"object": i, "properties": sorted(a["properties"])}
+            if a.get("colour"):
+                out["colour"] = a["colour"]
+            return out
         return self._each(snap, obj, ("object",), one, "object")
 
     def _t_check_obj_relationship(self, snap: SceneSnapshot, relationship: str, obj: str) -> Any:

@@ -38,6 +38,7 @@ class PerceivedObject:
     invalid_depth_pixels: int = 0  # mask pixels dropped for NaN, inf or <= 0 depth
     status: str = "ok"             # ok | empty_mask | no_valid_depth (then no points, distance inf)
     pixels: np.ndarray | None = None  # (M, 3) float32 (u, v, depth) of the valid mask pixels
+    rgb: tuple[float, float, float] | None = None   # measured colour (0..1) of the mask's lit pixels
 
     @property
     def has_points(self) -> bool:

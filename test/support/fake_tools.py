@@ -22,6 +22,7 @@ from raider_ros.common.tool_contract import ToolExecutorBase, ToolFailure, ToolR
 from raider_ros.sim.render import visible_pixel_counts
 from raider_ros.sim.scene import Scene
 from raider_ros.common.geometry import box_gap
+from raider_ros.perception.colour import measure_rgb, name_colour
 from raider_ros.perception.matching import Entity, Matcher, NoMatch
 from raider_ros.perception.oracle import OracleGeometry
 from raider_ros.perception.toolbox import TOOL_PARAMS, normalise_relation
@@ -110,7 +111,13 @@ class SceneTools(ToolExecutorBase):
     def _t_get_obj_properties(self, obj: str) -> dict:
         eid = self._one(obj, ("object",))
         self._present(eid)
-        return {"object": eid, "properties": sorted(self.scene.object(eid).properties)}
+        out = {"object": eid, "properties": sorted(self.scene.object(eid).properties)}
+        frame = self.oracle.frame
+        iid = frame.ids.get(eid)
+        colour = name_colour(measure_rgb(frame.rgb, frame.instance == iid)) if iid is not None else None
+        if colour:
+            out["colour"] = colour
+        return out
 
     def _t_check_obj_relationship(self, relationship: str, obj: str) -> dict:
         try:

@@ -270,6 +270,40 @@ def test_objects_in_sight_in_first_message():
     assert res.tool_calls[0].name == "object_detection" and res.tool_calls[0].turn == 0
 
 
+def test_objects_in_sight_is_a_detector_setting_on_by_default():
+    from raider_ros.agent.factory import DetectorSettings, build_detector
+    assert DetectorSettings().include_objects_in_sight is True            # as in the paper
+    for on in (True, False):
+        det = build_detector(DetectorSettings(include_objects_in_sight=on, extra={"use_embeddings": False}),
+                             world_tools(kitchen_world()))
+        res = det.run("pick(Apple)")
+        assert res.status == "ok", res.error
+        assert ("Objects in sight: Apple_1" in res.transcript[1]["content"]) is on
+        assert (res.tool_calls[0].turn == 0) is on
+
+
+def test_the_papers_final_format_takes_its_grounding_from_the_tool_calls():
+    world = kitchen_world()
+    world["people"] = [{"id": "Person_1", "name": "Adriana", "distance_m": 1.2,
+                        "state": {"looking_at_robot": True, "hands_free": True}}]
+    calls = ('call_tool{"tool": "dist_robot_to_obj", "args": ["apple"]}\n'
+             'call_tool{"tool": "dist_between_objs", "args": ["Apple_1", "bowl"]}\n'
+             'call_tool{"tool": "dist_robot_to_obj", "args": ["pear"]}\n'          # fails: not counted
+             'call_tool{"tool": "dist_robot_to_human", "args": ["Adriana"]}')
+    final = '{"final_response": "none", "explanation": "The apple can be handed over."}'
+    pfm = ProgramFlowManager(make_llm("scripted", responses=[calls, final]), world_tools(world), IssuePrompt("assistive"))
+    res = pfm.run("give the apple next to the bowl to Adriana")
+    assert res.status == "ok" and res.issue == "none"
+    assert res.grounding == ["Apple_1", "Bowl_1", "Person_1"]            # ids as resolved, people too
+    pfm = ProgramFlowManager(make_llm("scripted", responses=[calls, final[:-1] + ', "grounding": []}']),
+                             world_tools(world), IssuePrompt("assistive"))
+    assert pfm.run("give the apple to Adriana").grounding == []          # given, even empty: kept
+    # a relation name is no object argument
+    calls = 'call_tool{"tool": "check_obj_relationship", "args": ["blocking", "apple"]}'
+    pfm = ProgramFlowManager(make_llm("scripted", responses=[calls, final]), world_tools(world), IssuePrompt("household"))
+    assert pfm.run("pick the apple").grounding == ["Apple_1"]
+
+
 def test_native_tool_calls_use_the_same_path():
     pfm = agent([{"text": "Step 3 - ANSWER", "tool_calls": [{"tool": "dist_to_target", "args": ["Mug_1"]}]},
                  '{"final_response": "none", "explanation": "ok", "grounding": ["Mug_1"]}'])

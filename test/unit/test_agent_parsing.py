@@ -79,6 +79,12 @@ def test_final_response_variants(text, issue, grounding):
     assert error is None
     assert final.issue == issue and final.grounding == grounding
     assert "\n" not in final.explanation
+    assert final.grounding_given == ("grounding" in text)     # the paper's format has none
+
+
+def test_an_empty_grounding_is_still_a_grounding():
+    final, _ = parse_final_response('{"final_response": "unfeasibility", "explanation": "no pear", "grounding": []}')
+    assert final.grounding == [] and final.grounding_given
 
 
 def test_last_valid_final_wins_and_prose_braces_are_ignored():

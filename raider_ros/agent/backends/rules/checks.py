@@ -182,6 +182,8 @@ class Checker:
     def _c_not_blocked(self, spec, role, obj):
         if obj == self.pool.held:
             return None
+        if not self.obs.has("check_obj_relationship") and self.obs.has("check_free_path"):
+            return self._blocked_path(role, obj)
         a, others, evidence = self._related("blocking", obj)
         if a.pending:
             return self._outcome("not_blocked", role, obj, "pending", "")
@@ -190,6 +192,26 @@ class Checker:
         if not others:
             return self._outcome("not_blocked", role, obj, "pass", self._pass("not_blocked", obj=obj))
         ev = "; ".join(filter(None, (_block_evidence(b, obj, evidence.get(b)) for b in others)))
+        return self._outcome("not_blocked", role, obj, "fail",
+                             self._fail("blocked", obj=obj, others=join_ids(others), be="is" if len(others) == 1 else "are",
+                                        evidence=f" ({ev})" if ev else ""))
+
+    def _blocked_path(self, role, obj):
+        """not_blocked from check_free_path: what stands on the floor path to the object."""
+        a = self.obs.get("check_free_path", obj)
+        if a.pending:
+            return self._outcome("not_blocked", role, obj, "pending", "")
+        entry = entry_for(a.data, "target", obj) if a.ok else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("free"), bool):
+            return self._outcome("not_blocked", role, obj, "unknown", f"whether anything blocks {obj} ({self._unknown(a)})")
+        skip = {obj, self.pool.held, *self.grounded.values()}
+        others = [str(b) for b in entry.get("blocking") or [] if str(b) not in skip]
+        if not others:
+            return self._outcome("not_blocked", role, obj, "pass", self._pass("not_blocked", obj=obj))
+        evidence = entry.get("evidence") if isinstance(entry.get("evidence"), dict) else {}
+        ev = "; ".join(f"{b} stands {float(e['distance_to_path_m']):.2f} m from the robot's path to it"
+                       for b, e in evidence.items() if b in others and isinstance(e, dict)
+                       and isinstance(e.get("distance_to_path_m"), (int, float)))
         return self._outcome("not_blocked", role, obj, "fail",
                              self._fail("blocked", obj=obj, others=join_ids(others), be="is" if len(others) == 1 else "are",
                                         evidence=f" ({ev})" if ev else ""))
@@ -204,7 +226,8 @@ class Checker:
             return self._outcome("nothing_on_top", role, obj, "unknown", f"what stands on {obj} ({self._unknown(a)})")
         if not others:
             return self._outcome("nothing_on_top", role, obj, "pass", self._pass("nothing_on_top", obj=obj))
-        return self._outcome("nothing_on_top", role, obj, "fail", self._fail("on_top", obj=obj, others=join_ids(others)))
+        return self._outcome("nothing_on_top", role, obj, "fail",
+                             self._fail("on_top", obj=obj, others=join_ids(others), be="is" if len(others) == 1 else "are"))
 
     def _c_container_open(self, spec, role, obj):
         if role == "location" and self.place_relation not in (None, "inside"):

@@ -1,7 +1,9 @@
 """GROUND: link a noun phrase to the objects (or people) in view and in the gripper.
 
 Names first (an id, the type, a longer phrase ending in the type, a typo, a category from
-categories.yaml, an embedding synonym), then the qualifiers the phrase carries, each answered
+categories.yaml, then what the phrase means: its sentence embedding compared with each visible
+type's name and one-line description from object_types.yaml, helped by the words the two share),
+then the qualifiers the phrase carries, each answered
 by a tool: spatial ones by ``check_obj_relationship`` ("X <relation> reference"), states by
 ``get_obj_state``, "closest to" by ``dist_between_objs`` (or the distance to the robot).
 All calls of one phrase are asked for together; :class:`Grounding` ``pending`` means some
@@ -15,13 +17,15 @@ from rapidfuzz import fuzz
 from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
-from .knowledge import Knowledge, type_key, type_words
+from .knowledge import Knowledge, type_key, type_of, type_words
 from .query import NP
 from .transcript import Observations, entry_for
 
 FUZZY_CUTOFF = 85.0
-SYNONYM_SIMILARITY = 0.75        # embedding similarity for a word to name a type ("fridge" ~ Refrigerator)
-CATEGORY_SIMILARITY = 0.55       # ... for a type the categories do not list to belong to a category
+MEANING_SCORE = 0.66             # a phrase names a type: embedding similarity (+ shared-word bonus) at least this
+MEANING_MARGIN = 0.06            # ... and within this of the best type in view
+WORD_BONUS = 0.30                # added when every content word of the phrase is in the type's name or description
+CATEGORY_SCORE = 0.55            # the same score for a type the categories do not list to belong to a category
 TIE_M = 0.01                     # distances this close are a tie for "closest"
 
 
@@ -135,29 +139,50 @@ class Grounder:
                 return hits, "category"
             strangers = [i for i in ids if type_key(i) not in self.kb.known_types
                          and (type_words(i) or [""])[-1] not in self.kb.known_types]
-            sims = self._similar(" ".join(words[k:]), strangers)
-            hits = [i for i, s in sims if s >= CATEGORY_SIMILARITY]
+            hits = [i for i, s in self.meaning_scores(words[k:], strangers) if s >= CATEGORY_SCORE]
             return hits, ("embedding" if hits else "category")
 
-        sims = self._similar(phrase, ids)
-        if sims:
-            top = max(s for _, s in sims)
-            hits = [i for i, s in sims if s >= SYNONYM_SIMILARITY and s >= top - 0.05]
+        scores = self.meaning_scores(words, ids)
+        if scores:
+            top = max(s for _, s in scores)
+            hits = [i for i, s in scores if s >= MEANING_SCORE and s >= top - MEANING_MARGIN]
             if hits:
                 return hits, "embedding"
         return [], ""
 
-    def _similar(self, phrase: str, ids: list[str]) -> list[tuple[str, float]]:
-        if not self.use_embeddings or not ids:
+    def closest(self, np: NP, ids: list[str], n: int = 3) -> list[str]:
+        """The ``n`` ids whose types come closest to the phrase (by meaning, else by spelling)."""
+        scores = self.meaning_scores(np.words, ids) or \
+            [(i, fuzz.ratio(" ".join(np.words), " ".join(type_words(i))) / 100.0) for i in ids]
+        return [i for i, _ in sorted(scores, key=lambda x: -x[1])[:n]]
+
+    def meaning_scores(self, words: list[str], ids: list[str]) -> list[tuple[str, float]]:
+        """How well a phrase names each id's type: the sentence-embedding similarity of the phrase
+        to the type's name or to "<name>: <description>" (the higher), plus WORD_BONUS when every
+        content word of the phrase occurs in that text ("something to write with" -> "pen: a
+        writing instrument ..."). Empty when embeddings are off or not loaded in time."""
+        if not self.use_embeddings or not ids or not words:
             return []
-        types = sorted({" ".join(type_words(i)) for i in ids})
-        sims = embedding.similarities(phrase, types, deadline=self.deadline)
+        types = sorted({type_of(i) for i in ids})
+        names = [" ".join(type_words(t)) or t for t in types]
+        texts = [self.kb.type_text(t) for t in types]
+        phrase = " ".join(words)
+        sims = embedding.similarities(phrase, names + texts, deadline=self.deadline)
         if sims is None:
             if embedding.unavailable_reason() is None:
                 self.notes.append("no time to load the embedding model")
             return []
-        by_type = dict(zip(types, sims))
-        return [(i, float(by_type[" ".join(type_words(i))])) for i in ids]
+        content = [w for w in words if w not in self.kb.function_words]
+        by_type = {}
+        for n, t in enumerate(types):
+            score = max(float(sims[n]), float(sims[len(types) + n]))
+            # one word must be in the name or the description's genus ("a toiletry, ..."), a
+            # longer phrase anywhere in the text ("thing for drying hair")
+            where = texts[n] if len(content) > 1 else _genus(names[n], texts[n])
+            if content and all(_word_in(w, where) for w in content):
+                score += WORD_BONUS
+            by_type[t] = score
+        return [(i, by_type[type_of(i)]) for i in ids]
 
     # ------------------------------------------------------------------ objects
     def ground(self, np: NP, *, exclude_held: bool = False) -> Grounding:
@@ -188,16 +213,25 @@ class Grounder:
                 continue
             refs = join_ids(ref.ids, "or")
             rel_text = " or ".join(q.relations) if not q.inverse else q.phrase
-            dropped = [c for c in cands if c not in keep]
+            holds = [c for c in cands if c in keep]
+            others = [c for c in cands if c not in keep]
+            if q.negated:                # "not next to the bowl": those the relation does not hold for
+                keep, dropped, yes, no = others, holds, "", "not "
+            else:
+                keep, dropped, yes, no = holds, others, "not ", ""
             if dropped:
-                reasons.append(f"{join_ids(dropped)} {'is' if len(dropped) == 1 else 'are'} not {rel_text} {refs}")
+                reasons.append(f"{join_ids(dropped)} {'is' if len(dropped) == 1 else 'are'} {yes}{rel_text} {refs}")
             if keep:
-                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {rel_text} {refs}")
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {no}{rel_text} {refs}")
             cands = keep
 
         before_states = list(cands)
+        self.notes += [n for n in np.notes if n not in self.notes]
         for st in np.states:
-            keep, waiting, why = self._state_filter(cands, st)
+            if st.key == "colour":
+                keep, waiting, why = self._colour_filter(cands, st)
+            else:
+                keep, waiting, why = self._state_filter(cands, st)
             if waiting:
                 pending = True
                 continue
@@ -205,11 +239,14 @@ class Grounder:
                 continue
             reasons += why
             if keep:
-                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {st.word}")
+                shown = st.colour if st.key == "colour" and st.value else \
+                    self.kb.text["state_words"].get(st.key, {}).get(str(st.value).lower(), st.word)
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {shown}")
             cands = keep
 
-        if np.personal and len(cands) > 1 and self.obs.has("retrieve_user_information"):
-            a = self.obs.get("retrieve_user_information", f"the user's {np.text}")
+        if (np.personal or np.owner) and len(cands) > 1 and self.obs.has("retrieve_user_information"):
+            about = f"{np.owner}'s {np.head_text}" if np.owner else f"the user's {np.text}"
+            a = self.obs.get("retrieve_user_information", about)
             pending |= a.pending
             answer = a.data.get("answer") if a.ok and isinstance(a.data, dict) else (a.data if a.ok else None)
             if isinstance(answer, str):
@@ -338,6 +375,33 @@ class Grounder:
                 why.append(f"{c} is {words.get(str(values[c]).lower(), st.key)}")
         return keep, False, why
 
+    def _colour_filter(self, cands: list[str], st) -> tuple[list[str] | None, bool, list[str]]:
+        """(candidates of the colour, still waiting, why the others are not): the colour perception
+        measured (get_obj_properties "colour"); a near colour (colour_names.yaml) counts only when
+        no candidate has the colour itself."""
+        seen: dict[str, str | None] = {}
+        waiting = False
+        for c in cands:
+            a = self.obs.get("get_obj_properties", c)
+            waiting |= a.pending
+            entry = entry_for(a.data, "object", c) if a.ok else None
+            colour = entry.get("colour") if isinstance(entry, dict) else None
+            seen[c] = colour if isinstance(colour, str) and colour else None
+        if waiting:
+            return None, True, []
+        if all(v is None for v in seen.values()):
+            self.notes.append(f"no colour is reported for {join_ids(cands)}, so '{st.word}' was not checked")
+            return None, False, []
+        if st.value:
+            keep = [c for c in cands if seen[c] == st.colour]
+            if not keep:
+                near = self.kb.colour_near.get(st.colour or "", frozenset())
+                keep = [c for c in cands if seen[c] in near]
+        else:
+            keep = [c for c in cands if seen[c] is not None and seen[c] != st.colour]
+        why = [f"{c} is {seen[c]}" if seen[c] else f"the colour of {c} is unknown" for c in cands if c not in keep]
+        return keep, False, why
+
     def _superlative(self, cands: list[str], q) -> tuple[list[str] | None, bool, str]:
         dist: dict[str, float] = {}
         waiting = False
@@ -413,6 +477,41 @@ class Grounder:
             return Grounding.of(unknown, base=unknown, how="name",
                                 facts=[f"{unknown[0]} identified themselves as {person_hint.capitalize()}"])
         return Grounding("none", how="name", unknown_person=" ".join(name_words))
+
+
+def _forms(word: str) -> set[str]:
+    """A word and its bare forms: 'writing' -> {writing, writ, write}, 'dryer' -> {dryer, dry, drye}."""
+    w = singular(word)
+    out = {w}
+    for suffix in ("ing", "ed", "er", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            base = w[:-len(suffix)]
+            out |= {base, base + "e"}
+            if len(base) > 3 and base[-1] == base[-2]:
+                out.add(base[:-1])              # cutting -> cut
+    return out
+
+
+_GENUS_END = frozenset({"that", "which", "who", "for", "with", "used", "in", "on", "of", "from", "to", "at",
+                        "when", "where", "and", "or", "by", "into", "under", "over"})
+
+
+def _genus(name: str, text: str) -> str:
+    """The type's name and the head of its description: 'microwave: a kitchen appliance that
+    heats food' -> 'microwave kitchen appliance'."""
+    desc = text.split(":", 1)[1] if ":" in text else ""
+    head = []
+    for w in desc.split(",")[0].split():
+        if w.lower() in _GENUS_END:
+            break
+        head.append(w)
+    return f"{name} {' '.join(head)}"
+
+
+def _word_in(word: str, text: str) -> bool:
+    """Whether ``word`` (in any of its forms) is one of the words of ``text``."""
+    mine = _forms(word)
+    return any(mine & _forms(t) for t in split_words(text))
 
 
 def distance_of(entry) -> float | None:

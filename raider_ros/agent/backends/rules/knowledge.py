@@ -1,4 +1,5 @@
-"""The rules reasoner's knowledge base: data/knowledge/{language,categories,preconditions}.yaml.
+"""The rules reasoner's knowledge base: data/knowledge/{language,categories,preconditions}.yaml
+and the descriptions of common object types (object_types.yaml).
 
 Loaded once per directory and validated; a missing file or a malformed entry raises
 :class:`KnowledgeError` naming the file and the field.
@@ -114,6 +115,20 @@ class Knowledge:
     checks: dict[str, list[dict]]
     text: dict[str, Any]                          # questions, failures, passes, sentences, ...
     known_types: frozenset[str] = field(default_factory=frozenset)
+    type_descriptions: dict[str, str] = field(default_factory=dict)   # type key -> one-line description
+    function_words: frozenset[str] = field(default_factory=frozenset)
+    particles: frozenset[str] = field(default_factory=frozenset)
+    result_phrases: list[tuple[str, ...]] = field(default_factory=list)
+    clause_breaks: list[tuple[str, ...]] = field(default_factory=list)
+    user_words: frozenset[str] = field(default_factory=frozenset)
+    colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
+    colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
+
+    def type_text(self, name: str) -> str:
+        """'HairDryer_1' -> 'hair dryer: an electric device that blows hot air to dry hair'."""
+        words = " ".join(type_words(name))
+        desc = self.type_descriptions.get(type_key(name))
+        return f"{words}: {desc}" if desc else words
 
     def action_for_verb(self, verb: str) -> str | None:
         return self.verb_index.get(word_key(split_words(verb)))
@@ -183,6 +198,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
     d = Path(directory) if directory else knowledge_dir()
     lang, cats, pre = (_read(d / f) for f in ("language.yaml", "categories.yaml", "preconditions.yaml"))
     lw, cw, pw = (str(d / f) for f in ("language.yaml", "categories.yaml", "preconditions.yaml"))
+    descriptions = _descriptions(d / "object_types.yaml")
 
     actions: dict[str, ActionInfo] = {}
     verb_index: dict[str, str] = {}
@@ -242,11 +258,16 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         place += [(p, rel) for p in _phrases(words, f"{lw}: place_prepositions.{rel}")]
     place.sort(key=lambda x: len(x[0]), reverse=True)
 
-    split = {}
+    split: dict[str, dict[str, str]] = {}
     for verb, parts in _section(lang, "split_verbs", lw).items():
         if not isinstance(parts, dict) or not all(a in actions for a in parts.values()):
             raise KnowledgeError(f"{lw}: split_verbs.{verb}: expected particle -> known action")
         split[str(verb)] = {str(k): str(v) for k, v in parts.items()}
+    particles = frozenset(str(w) for w in lang.get("particles") or [])
+    for a in actions.values():                  # "shut off" also reads "shut the kettle off"
+        for v in a.verbs:
+            if len(v) == 2 and v[1] in particles:
+                split.setdefault(v[0], {}).setdefault(v[1], a.name)
 
     categories: dict[str, frozenset[str]] = {}
     aliases: dict[str, str] = {}
@@ -307,4 +328,44 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         single_item_receptacles=_type_set(cats.get("single_item_receptacles") or [], f"{cw}: single_item_receptacles"),
         type_lists=type_lists, checks=checks, text=text,
         known_types=known,
+        type_descriptions=descriptions,
+        function_words=frozenset(str(w) for w in lang.get("function_words") or []),
+        particles=particles,
+        result_phrases=_phrases(lang.get("result_phrases") or [], f"{lw}: result_phrases"),
+        clause_breaks=_phrases(lang.get("clause_breaks") or [], f"{lw}: clause_breaks"),
+        user_words=frozenset(str(w) for w in lang.get("user_words") or []),
+        **_colours(data_dir() / "perception" / "colour_names.yaml"),
     )
+
+
+def _colours(path: Path) -> dict[str, Any]:
+    """The colour words a request may use, from the table perception names colours with."""
+    if not path.is_file():
+        return {"colour_words": {}, "colour_near": {}}
+    table = _read(path).get("colours")
+    if not isinstance(table, dict):
+        raise KnowledgeError(f"{path}: colours: expected a mapping")
+    words: dict[str, str] = {}
+    near: dict[str, frozenset[str]] = {}
+    for name, spec in table.items():
+        spec = spec if isinstance(spec, dict) else {}
+        for w in spec.get("words") or [name]:
+            words.setdefault(str(w).lower(), str(name))
+        near[str(name)] = frozenset(str(n) for n in spec.get("near") or [])
+    return {"colour_words": words, "colour_near": near}
+
+
+def _descriptions(path: Path) -> dict[str, str]:
+    """object_types.yaml: type -> one-line description (optional file)."""
+    if not path.is_file():
+        return {}
+    doc = _read(path)
+    types = doc.get("types")
+    if not isinstance(types, dict):
+        raise KnowledgeError(f"{path}: types: expected a mapping of type -> description")
+    out: dict[str, str] = {}
+    for name, desc in types.items():
+        if not isinstance(desc, str) or not desc.strip():
+            raise KnowledgeError(f"{path}: types.{name}: expected a one-line description, got {desc!r}")
+        out[type_key(str(name))] = " ".join(desc.split())
+    return out

@@ -3,17 +3,25 @@
 Three forms are understood: structured ``pick(Mug, CounterTop)``, PDDL-like
 ``pick adrianas_medicine medicine_counter`` and natural language ("Could you pick up the
 clean mug to the right of the apple?"). A noun phrase keeps its head words ("mug"), state
-qualifiers ("clean"), spatial qualifiers ("to the right of" + another noun phrase) and
-superlatives ("closest to the plant", "the nearest mug"). A person's clarification
+qualifiers ("clean", "that is not sliced"), colours ("the yellow fruit"), spatial qualifiers
+("to the right of" + another noun phrase; negated: "not next to the bowl"; several joined by
+"and": "right of the banana and left of the dirty mug"), superlatives ("closest to the plant",
+"the nearest mug") and an owner ("Adriana's medicine": the medicine, owner Adriana). A relation
+to the robot itself ("in front of you", "next to you") becomes what it can mean among the
+objects in view. Result and instrument phrases ("into slices", "with the knife") and a second
+request ("... and put it aside") are set apart from the object. A person's clarification
 ("It's the medicine that is closest to the plant.", "I am Adriana.") is merged in.
-All the vocabulary comes from data/knowledge/language.yaml.
+All the vocabulary comes from data/knowledge/language.yaml (colour words from
+data/perception/colour_names.yaml); a verb it lacks may be guessed by the caller
+(``guess_verb``; the reasoner uses sentence embeddings).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
-from raider_ros.common.text import singular, split_words
+from raider_ros.common.text import singular, split_words, word_key
 
 from .knowledge import Knowledge
 
@@ -28,10 +36,11 @@ FROM_RELATIONS = ("on top of", "inside")
 
 @dataclass
 class StateQual:
-    key: str
+    key: str                            # a state of get_obj_state, or "colour"
     value: bool
     word: str
     nothing_inside: bool = False
+    colour: str | None = None           # key "colour": the colour name (colour_names.yaml)
 
 
 @dataclass
@@ -42,6 +51,7 @@ class RelQual:
     inverse: bool = False
     superlative: str | None = None      # min | max
     position: bool = False              # among the candidates: none of the others is <relation> it
+    negated: bool = False               # "not next to the bowl": the candidates the relation does NOT hold for
 
 
 @dataclass
@@ -52,6 +62,8 @@ class NP:
     states: list[StateQual] = field(default_factory=list)
     quals: list[RelQual] = field(default_factory=list)
     personal: bool = False              # about the user: "my favourite fruit"
+    owner: str | None = None            # "Adriana's medicine": Adriana (as written)
+    notes: list[str] = field(default_factory=list)   # what was read but cannot narrow the choice
 
     @property
     def head_text(self) -> str:
@@ -71,6 +83,8 @@ class ParsedQuery:
     structured: bool = False
     person_hint: str | None = None      # "I am Adriana" -> "adriana"
     context_np: NP | None = None
+    later: str = ""                     # a further request, not checked now: "put it aside"
+    result: str = ""                    # what the action makes: "into slices"
 
     def role_order(self, kb: Knowledge) -> list[str]:
         roles = list(kb.actions[self.action].roles) if self.action in kb.actions else ["object"]
@@ -79,13 +93,19 @@ class ParsedQuery:
 
 # --------------------------------------------------------------------------- tokens
 def query_words(text: str) -> list[str]:
+    """Word tokens; a possessive keeps its 's ("Adriana's"), other apostrophes are cut."""
     out = []
     for t in _TOKEN.findall(text.replace("\u2019", "'").replace("-", " ")):
         low = t.lower()
-        if "'" in t and low not in _KEEP_APOSTROPHE and not low.endswith("n't"):
-            t = t.split("'")[0]          # possessive: adriana's -> adriana
+        if "'" in t and low not in _KEEP_APOSTROPHE and not low.endswith("n't") and not low.endswith("'s"):
+            t = t.split("'")[0]
         out.append(t)
     return out
+
+
+def _possessive(tok: str) -> bool:
+    low = tok.lower()
+    return low.endswith("'s") and low not in _KEEP_APOSTROPHE and len(low) > 2
 
 
 def _at(toks: list[str], i: int, phrase: tuple[str, ...]) -> bool:
@@ -126,6 +146,14 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     personal = bool(set(toks) & kb.personal_words)
     states: list[StateQual] = []
     quals: list[RelQual] = []
+    notes: list[str] = []
+
+    # "Adriana's medicine": the medicine, which belongs to Adriana
+    owner = None
+    k = next((k for k, t in enumerate(orig) if _possessive(t)), None)
+    if k is not None and k + 1 < len(orig):
+        owner = orig[k][:-2]
+        del toks[k], orig[k]
 
     # "the bowl if it doesn't contain anything"
     for p in kb.emptiness_phrases:
@@ -174,30 +202,53 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         quals.append(RelQual(" ".join(pp.phrase), (pp.relation,), None, position=True))
         del toks[i:end], orig[i:end]
 
-    # the first spatial qualifier splits head and reference
+    # the first spatial qualifier splits head and reference; "not" before it negates it, and a
+    # further qualifier after "and" ("right of the banana and left of the mug") joins the head
     for i in range(1, len(toks)):
         rp = next((r for r in kb.relations if _at(toks, i, r.phrase)), None)
         if rp is None or any(len(s.phrase) > 1 and _at(toks, i - 1, s.phrase) for s in kb.states):
             continue                     # "the switched on lamp": part of a state, not a relation
         head_t, head_o = toks[:i], orig[:i]
-        while len(head_t) > 1 and head_t[-1] in _CONNECTORS:
+        negated = False
+        while len(head_t) > 1 and (head_t[-1] in _CONNECTORS or head_t[-1] in kb.negations):
+            negated |= head_t[-1] in kb.negations
             head_t, head_o = head_t[:-1], head_o[:-1]
         ref_o = orig[i + len(rp.phrase):]
+        more_o: list[str] = []
+        j = _next_qualifier(ref_o, kb)
+        if j is not None:
+            ref_o, more_o = ref_o[:j], ref_o[j + 1:]
         ref = parse_np(ref_o, kb) if ref_o else None
-        if rp.superlative and ref is not None and any(
-                tuple(_strip_lead([t.lower() for t in ref_o], list(ref_o), kb.determiners)[0]) == w for w in kb.self_words):
-            ref = None                   # "closest to you": to the robot
         if ref is None and not rp.superlative:
             continue                     # "the light that is on" without a reference: not a relation
-        quals.append(RelQual(" ".join(rp.phrase), rp.relations, ref, rp.inverse, rp.superlative))
+        phrase = " ".join(rp.phrase)
+        core = tuple(_strip_lead([t.lower() for t in ref_o], list(ref_o), kb.determiners)[0])
+        if ref is not None and core in kb.self_words:
+            q = _self_relation(rp, phrase, core, negated, kb, notes)
+            if q is not None:
+                quals.append(q)
+        else:
+            quals.append(RelQual(phrase, rp.relations, ref, rp.inverse, rp.superlative, negated=negated))
         toks, orig = head_t, head_o
+        if more_o:
+            more = parse_np(head_o + more_o, kb)
+            quals += more.quals
+            states += more.states
+            notes += more.notes
         break
 
-    # attributive states and superlatives: "the clean mug", "the unsliced apple", "the nearest mug"
+    # attributive states, colours and superlatives: "the clean mug", "the unsliced apple",
+    # "the yellow fruit", "the nearest mug"
     i = 0
     while i < len(toks):
         neg = toks[i] in kb.negations or toks[i] == "non"
         j = i + 1 if neg else i
+        colour = kb.colour_words.get(toks[j]) if j < len(toks) else None
+        if colour is not None and len(toks) > j + 1 and not _names_a_type(toks[j:j + 2], kb):
+            if toks[j + 1] not in kb.colour_words:      # "dark blue", "blue green": the last one counts
+                states.append(StateQual("colour", not neg, " ".join(toks[i:j + 1]), colour=colour))
+            del toks[i:j + 1], orig[i:j + 1]
+            continue
         sw = next((s for s in kb.states if _at(toks, j, s.phrase)
                    and not (len(s.phrase) == 1 and s.phrase[0] in kb.predicate_only_states)), None)
         if sw is not None and (len(toks) > j + len(sw.phrase) or len(toks) == 1 or neg):
@@ -213,21 +264,64 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     while toks and toks[-1] in ("please", "and", "that", "which"):
         toks, orig = toks[:-1], orig[:-1]
 
-    # "the thing for drying hair": a generic head named by its use -> "hair dryer"
-    low = [t.lower() for t in orig]
-    if "for" in low[1:-1] and kb.category_of(low[:low.index("for", 1)]) == "thing" \
-            and low[low.index("for", 1) + 1].endswith("ing") and len(low[low.index("for", 1) + 1]) > 5:
-        k = low.index("for", 1)
-        orig = orig[k + 2:] + [low[k + 1][:-3] + "er"]
     # "the jar of honey" -> honey jar, "a glass of water" -> water glass
     low = [t.lower() for t in orig]
     if "of" in low[1:-1] and singular(low[low.index("of", 1) - 1]) in kb.container_heads:
         k = low.index("of", 1)
         orig = orig[k + 1:] + orig[:k]
-    raw = " ".join(orig)
     words = [singular(w) for t in orig for w in split_words(t) if not w.isdigit()]
+    if owner is not None and (not words or set(words) <= kb.part_words):
+        orig, owner = [owner], None      # "the fridge's door": the fridge
+        words = [singular(w) for w in split_words(orig[0])]
+    raw = " ".join(orig)
     words = [w for w in words if w not in kb.personal_words] or words
-    return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal)
+    return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal,
+              owner=owner, notes=notes)
+
+
+def _names_a_type(words: list[str], kb: Knowledge) -> bool:
+    """Whether the words together name a known type ("white board" -> Whiteboard)."""
+    key = word_key(singular(w) for w in words)
+    return key in kb.type_descriptions or key in kb.known_types
+
+
+def _next_qualifier(toks_o: list[str], kb: Knowledge) -> int | None:
+    """Where "and" (or "but") starts a further qualifier in a reference: "the banana and left
+    of the dirty mug" -> 2; None when the reference runs to the end."""
+    toks = [t.lower() for t in toks_o]
+    for j in range(1, len(toks) - 1):
+        if toks[j] not in ("and", "but", "while"):
+            continue
+        k = j + 1
+        while k < len(toks) and (toks[k] in _CONNECTORS or toks[k] in kb.negations or toks[k] == "also") \
+                and not any(_at(toks, k, r.phrase) for r in kb.relations):
+            k += 1
+        if k < len(toks) and any(_at(toks, k, r.phrase) for r in kb.relations):
+            return j
+    return None
+
+
+def _self_relation(rp, phrase: str, ref: tuple[str, ...], negated: bool, kb: Knowledge,
+                   notes: list[str]) -> RelQual | None:
+    """A relation to the robot ("in front of you", "next to you", "left of you") or the user
+    ("next to me"): what it can mean among the objects in view, or a note when it cannot narrow
+    the choice."""
+    said = f"{phrase} {' '.join(ref)}"
+    if rp.superlative:
+        return RelQual(phrase, (), None, False, rp.superlative)          # "closest to you": to the robot
+    if ref[-1] in kb.user_words:
+        notes.append(f"\"{said}\" was not checked: the relations in view do not measure where the user is")
+        return None
+    if negated:
+        notes.append(f"\"not {said}\" was not checked")
+        return None
+    if "near" in rp.relations:
+        return RelQual(phrase, (), None, False, "min")                   # "next to you": the nearest
+    side = next((r for r in rp.relations if r in ("on the left of", "on the right of")), None)
+    if side is not None and not rp.inverse:
+        return RelQual(phrase, (side,), None, position=True)             # "left of you": the leftmost
+    notes.append(f"\"{said}\" does not narrow the choice: the robot sees only what is in front of it")
+    return None
 
 
 def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual] | None:
@@ -241,6 +335,8 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
         neg, j = True, j + 1
     if marker[-1].endswith("n't"):
         neg = True
+    if j < len(toks) and toks[j] in kb.colour_words:                  # "the mug that is blue"
+        return j + 1, StateQual("colour", not neg, " ".join(toks[i:j + 1]), colour=kb.colour_words[toks[j]])
     sw = next((s for s in kb.states if _at(toks, j, s.phrase)), None)
     if sw is None:
         return None
@@ -252,9 +348,11 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
 
 
 # --------------------------------------------------------------------------- queries
-def parse_query(query: str, context: str, kb: Knowledge) -> ParsedQuery:
+def parse_query(query: str, context: str, kb: Knowledge,
+                guess_verb: Callable[[str], str | None] | None = None) -> ParsedQuery:
+    """``guess_verb(phrase)`` names the action of a verb the knowledge lacks ("wipe"), or None."""
     q = query.strip().strip("\"'\u201c\u201d` ")
-    pq = _structured(q, kb) or _pddl_like(q, kb) or _natural(q, kb)
+    pq = _structured(q, kb) or _pddl_like(q, kb) or _natural(q, kb, guess_verb)
     if context.strip():
         merge_context(pq, context, kb)
     return pq
@@ -328,11 +426,16 @@ def _verb_phrases(kb: Knowledge) -> list[tuple[tuple[str, ...], str]]:
     return sorted(out, key=lambda x: len(x[0]), reverse=True)
 
 
-def _natural(q: str, kb: Knowledge) -> ParsedQuery:
+def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | None = None) -> ParsedQuery:
     orig = query_words(q)
     toks = [t.lower() for t in orig]
     toks, orig = _strip_lead(toks, orig, kb.lead_fillers)
     toks, orig = _strip_trail(toks, orig, kb.trail_fillers)
+    later = ""
+    c = _clause_break(toks, kb)
+    if c is not None:                    # "take the banana and put it aside": the first request
+        later = " ".join(orig[c:])
+        toks, orig = _strip_trail(toks[:c], orig[:c], kb.trail_fillers)
     action, verb, body_t, body_o = None, "", toks, orig
 
     if len(toks) > 2 and toks[0] in kb.split_verbs and toks[-1] in kb.split_verbs[toks[0]] \
@@ -348,13 +451,24 @@ def _natural(q: str, kb: Knowledge) -> ParsedQuery:
                 body_t, body_o = toks[i + len(hit[0]):], orig[i + len(hit[0]):]
                 break
         if action is None and toks:
-            verb, body_t, body_o = toks[0], toks[1:], orig[1:]
+            n = 2 if len(toks) > 2 and toks[1] in kb.particles else 1
+            guess = guess_verb(" ".join(toks[:n])) if guess_verb is not None else None
+            if guess in kb.actions:      # a verb the knowledge lacks, read by its meaning
+                action, verb, body_t, body_o = guess, " ".join(toks[:n]), toks[n:], orig[n:]
+            else:
+                verb, body_t, body_o = toks[0], toks[1:], orig[1:]
         if verb in kb.split_verbs and len(body_t) > 1 and body_t[-1] in kb.split_verbs[verb]:
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
 
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
+    result = ""
+    if action in kb.actions and len(kb.actions[action].roles) == 1:
+        r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.result_phrases)), None)
+        if r is not None:                # "cut the bread into slices": what it makes, not the object
+            result = " ".join(body_o[r:])
+            body_t, body_o = body_t[:r], body_o[:r]
     args: list[list[str]] = [body_o]
     place_rel = None
     if action == "place":
@@ -367,11 +481,28 @@ def _natural(q: str, kb: Knowledge) -> ParsedQuery:
     pq = _assign(action, verb, args, kb, False)
     pq.text = q
     pq.place_relation = place_rel
+    pq.later, pq.result = later, result
     if action == "pick" and "object" in pq.args:
         src = next((r for r in pq.args["object"].quals if r.relations == FROM_RELATIONS and r.ref), None)
         if src is not None:
             pq.args["source"] = src.ref
     return pq
+
+
+def _clause_break(toks: list[str], kb: Knowledge) -> int | None:
+    """Where a second request starts ("... and put it aside", "..., then fill it"): a clause
+    break followed by a verb, after a first part that has a verb; None when there is none."""
+    phrases = _verb_phrases(kb)
+    for c in range(2, len(toks) - 1):
+        brk = next((b for b in kb.clause_breaks if _at(toks, c, b)), None)
+        if brk is None:
+            continue
+        k = c + len(brk)
+        # "and put it aside": a verb must follow a bare "and"; "and then serve it" needs none
+        if (len(brk) > 1 or brk[0] != "and" or any(_at(toks, k, p) for p, _ in phrases)) and (
+                toks[0] in kb.split_verbs or any(_at(toks, i, p) for i in range(c) for p, _ in phrases)):
+            return c
+    return None
 
 
 def _split_place(toks: list[str], kb: Knowledge) -> tuple[int, int, str] | None:

@@ -28,6 +28,9 @@ HOLD_ROLES_CHECK = "holding"       # a role checked with this must be the object
 PERSON_ROLES = ("recipient",)
 PERSON_TOOLS = ("recognize_humans", "check_humans_around")
 MAX_ALSO = 2                       # further failed preconditions named after the first
+CLOSEST_NAMED = 3                  # a "not found" answer names this many of the closest ids in view
+VERB_SIMILARITY = 0.70             # an unknown verb reads as an action this similar (sentence embedding) ...
+VERB_MARGIN = 0.04                 # ... when no other action comes this close
 
 
 class _NeedCalls(Exception):
@@ -143,7 +146,7 @@ class _Run:
     # ------------------------------------------------------------------ the procedure
     def decide(self) -> Decision:
         kb, obs = self.kb, self.obs
-        pq = parse_query(self.conv.query, " ".join(self.conv.context), kb)
+        pq = parse_query(self.conv.query, " ".join(self.conv.context), kb, guess_verb=self._guess_verb)
         if not pq.args:
             return Decision("unfeasibility", self.sentence("no_action"), [],
                             [f"{STEP_TITLES['ground']}: I cannot find an action with an object in "
@@ -152,6 +155,10 @@ class _Run:
         action_text = f"the action is {say}" if pq.action else f"the action \"{pq.verb}\" is not one I know; I check it as a generic manipulation"
         args_text = "; ".join(f"{role}: \"{np.describe()}\"" for role, np in pq.args.items())
         intro = f"{STEP_TITLES['ground']}: {action_text} ({args_text})."
+        if pq.result:
+            intro += f" \"{pq.result}\" says what the action makes, not which object."
+        if pq.later:
+            intro += f" \"{pq.later}\" is a later step: I check the first action only."
 
         # ---- GROUND, round 1: what is in view, in the gripper, and who is around
         # (objects or the gripper listed in the first message are taken from there)
@@ -177,6 +184,7 @@ class _Run:
         self.lines.append(f"{intro} In view: {', '.join(objects) or 'nothing'}; in the gripper: {held_id or 'nothing'}.")
         gr = Grounder(obs, kb, pool, deadline=self.deadline, use_embeddings=self.owner.use_embeddings,
                       distance_tool=self.distance_tool)
+        self.grounder = gr
         if pq.action == "handover" and "recipient" in pq.args and not any(obs.has(t) for t in PERSON_TOOLS):
             # no tool can see people: check what can be checked, fetching the object if it is not in hand
             del pq.args["recipient"]
@@ -224,6 +232,27 @@ class _Run:
         self.checkpoint("ask", [f"{STEP_TITLES['ask']}: {questions}"])
         self.lines.append(f"{STEP_TITLES['ask']}: {questions}")
         return self._issue(outcomes, grounded, pq, say)
+
+    def _guess_verb(self, phrase: str) -> str | None:
+        """The action a verb the knowledge lacks means ("wipe" -> clean), by sentence embedding
+        against the known verbs; None when unsure or without embeddings."""
+        if not self.owner.use_embeddings:
+            return None
+        verbs = [(" ".join(v), a.name) for a in self.kb.actions.values() for v in a.verbs
+                 if not v[-1].endswith("object") and (len(v) > 1 or v[0] not in self.kb.verb_index or
+                                                       self.kb.verb_index[v[0]] == a.name)]
+        sims = embedding.similarities(phrase, [v for v, _ in verbs], deadline=self.deadline)
+        if sims is None:
+            return None
+        best: dict[str, float] = {}
+        for (_, action), s in zip(verbs, sims):
+            best[action] = max(best.get(action, -1.0), float(s))
+        ranked = sorted(best.items(), key=lambda x: -x[1])
+        if not ranked or ranked[0][1] < VERB_SIMILARITY or (len(ranked) > 1 and ranked[0][1] - ranked[1][1] < VERB_MARGIN):
+            return None
+        self.lines.append(f"\"{phrase}\" is not a verb I know; it reads like {self.kb.actions[ranked[0][0]].say} "
+                          f"(similarity {ranked[0][1]:.2f}).")
+        return ranked[0][0]
 
     # ------------------------------------------------------------------ grounding helpers
     def _is_person_role(self, pq: ParsedQuery, role: str) -> bool | None:
@@ -369,7 +398,9 @@ class _Run:
                 text = self.sentence("not_found_filtered", what=what, reasons="; ".join(g.reasons))
                 return self._decide("unfeasibility", text, g.base if g.state_only else [],
                                     "no candidate meets the query's conditions")
-            seen = f" ({', '.join(pool.objects[:10])}{', ...' if len(pool.objects) > 10 else ''})" if pool.objects else ""
+            # name the few closest candidates, never every id in view
+            near = self.grounder.closest(np, pool.objects, CLOSEST_NAMED) if pool.objects else []
+            seen = self.sentence("closest_seen", ids=join_ids(near, "and")) if near else ""
             heldtxt = f"; the robot holds {pool.held}" if pool.held else ""
             text = self.sentence("not_found", what=what, seen=seen, held=heldtxt)
             return self._decide("unfeasibility", text, [], "the object is not present")
