@@ -76,6 +76,7 @@ class Subgraph:
     entities: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
     stamp: float = 0.0
+    asked: dict[str, set] = field(default_factory=dict, repr=False)   # attributes each node's entities need
 
     @property
     def ids(self) -> list[str]:
@@ -96,7 +97,7 @@ class Subgraph:
         return [i for i, n in self.nodes.items() if n.attributes.get("kind") == "object"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "mode": self.mode, "full": self.full, "entities": self.entities,
+        return {"task": self.task, "mode": self.mode, "full": self.full, "entities": self.entities, "stamp": self.stamp,
                 "total_objects": self.total_objects, "elapsed_ms": round(self.elapsed_ms, 3),
                 "nodes": [{"id": n.id, "score": round(n.score, 4), "reasons": n.reasons, **n.attributes}
                           for n in self.nodes.values()],
@@ -180,7 +181,7 @@ class Retriever:
     def _add(self, sub: Subgraph, doc_id: str, score: float, reason: str, ent: EntityQuery | None) -> bool:
         node = sub.nodes.get(doc_id)
         if node is None:
-            sub.nodes[doc_id] = RetrievedNode(doc_id, float(score), [reason], {"_asked": set()})
+            sub.nodes[doc_id] = RetrievedNode(doc_id, float(score), [reason], {})
             node = sub.nodes[doc_id]
             added = True
         else:
@@ -188,8 +189,9 @@ class Retriever:
             if reason not in node.reasons:
                 node.reasons.append(reason)
             added = False
+        asked = sub.asked.setdefault(doc_id, set())
         if ent is not None:
-            node.attributes["_asked"].update(ent.attributes)
+            asked.update(ent.attributes)
         return added
 
     def _expand(self, sub: Subgraph, entities: list[EntityQuery], people: bool, reason_prefix: str = "entity") -> None:
@@ -231,6 +233,8 @@ class Retriever:
             memory = sorted((i for i in hits if not st.docs[i].present),
                             key=lambda i: (-hits[i], -float(st.docs[i].meta.get("last_seen") or 0.0), i))
             memory = memory[: max(s.k_memory, 1 if e.id_hint else 0)]
+            if e.role == "mentioned" and not e.id_hint and sight:
+                memory = []      # a type a thought mentions: the instances in sight, else remembered ones
             chosen = sight + memory
             for i in chosen:
                 self._add(sub, i, hits[i], reason, e)
@@ -287,9 +291,7 @@ class Retriever:
         if held and held in st.docs:
             self._add(sub, held, 1.0, "in the gripper", None)
         for i, node in sub.nodes.items():
-            asked = node.attributes.get("_asked")
-            if isinstance(asked, set):
-                node.attributes = self._attrs(i, asked)
+            node.attributes = self._attrs(i, sub.asked.get(i, set()))
         order = sorted(sub.nodes.values(), key=lambda n: -n.score)
         sub.nodes = {n.id: n for n in order}
         g = st.graph

@@ -499,3 +499,12 @@ def load_house(path: str | Path) -> House:
     except ValueError:
         doc = load_yaml_text(text, str(p))  # names the line and column of a syntax error
     return house_from_scene(parse_scene(doc, str(p)))
+
+
+def memory_entries(house: House) -> list[dict[str, Any]]:
+    """The house's memory as plain entries for ``SceneGraph.remember`` (id, type, center, size,
+    state, properties, room, seen_s_ago, last_relation)."""
+    return [{"id": r.obj.id, "type": r.obj.type, "center": list(r.obj.center), "size": list(r.obj.size),
+             "state": dict(r.obj.state), "properties": sorted(r.obj.properties), "room": r.room,
+             "seen_s_ago": r.seen_s_ago, "last_relation": list(r.support) if r.support else None}
+            for r in house.memory()]
