@@ -34,7 +34,7 @@ from typing import Any, Mapping
 from raider_ros.common.paths import data_dir
 
 from .plausibility import _Grid
-from .scene import (PROPERTIES, STATE_PROPERTY, Room, Scene, SceneError, SceneObject, load_yaml_text,
+from .scene import (PROPERTIES, STATE_PROPERTY, Camera, Robot, Room, Scene, SceneError, SceneObject, load_yaml_text,
                     parse_scene, room_key, scene_to_dict)
 from raider_ros.common.geometry import true_box
 
@@ -81,7 +81,7 @@ class RoomKind:
     clutter: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HouseTypes:
     rooms: Mapping[str, RoomKind]
     furniture: Mapping[str, FurnitureType]
@@ -432,13 +432,30 @@ def embed_case(case_scene: Scene, n_objects: int, seed: int = 0, types: HouseTyp
     room_name = case_scene.name if room_key(case_scene.name) not in {room_key(i) for i in ids_in_case} \
         else f"{case_scene.name}_room"
     case_room = Room(room_name, lo, hi)
-    rng = random.Random(zlib.crc32(f"{seed}:{case_scene.name}".encode()))
     extra = max(0, n_objects - len(case_scene.objects))
-    rooms, objects = ([], []) if extra == 0 else _fill(
-        extra, types, rng, _Ids(ids_in_case), (hi[0] + 0.5, lo[1]),
-        {room_key(room_name)} | {room_key(i) for i in ids_in_case})
-    scene = case_scene.replace(objects=case_scene.objects + tuple(objects), rooms=(case_room, *rooms))
-    return House(scene, room_name, case_scene, seed)
+    rooms, objects, memory = _distractors(extra, seed, case_scene.name, types, frozenset(ids_in_case),
+                                          (hi[0] + 0.5, lo[1]), room_name)
+    scene = case_scene.replace(objects=case_scene.objects + objects, rooms=(case_room, *rooms))
+    house = House(scene, room_name, case_scene, seed)
+    if memory:
+        house._memory.extend(memory)
+    return house
+
+
+@lru_cache(maxsize=8)
+def _distractors(extra: int, seed: int, name: str, types: HouseTypes, used_ids: frozenset[str],
+                 origin: tuple[float, float], room_name: str) -> tuple[tuple[Room, ...], tuple[SceneObject, ...],
+                                                                    tuple[Remembered, ...]]:
+    """The rooms around an embedded case and the robot's memory of them (cached: the cases of
+    one scene share their distractors)."""
+    if extra == 0:
+        return (), (), ()
+    rng = random.Random(zlib.crc32(f"{seed}:{name}".encode()))
+    rooms, objects = _fill(extra, types, rng, _Ids(set(used_ids)), origin,
+                           {room_key(room_name)} | {room_key(i) for i in used_ids})
+    probe = House(Scene(name=name, robot=Robot(), camera=Camera(), objects=tuple(objects), rooms=tuple(rooms)),
+                  room_name, Scene(name=name, robot=Robot(), camera=Camera(), objects=()), seed)
+    return tuple(rooms), tuple(objects), tuple(probe.memory())
 
 
 # --------------------------------------------------------------------------- files
