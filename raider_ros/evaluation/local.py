@@ -85,6 +85,8 @@ class LocalPipeline:
             self.house = embed_case(self.world.scene, self.scale, seed=self.house_seed)
             self.graph.remember(memory_entries(self.house), stamp=self.graph._clock())
         self.graph.update(perceived, self.provider)
+        if self.retriever is not None:   # the index follows the graph with each frame, before any check
+            self.retriever.sync()
 
     def detect(self, query: str, context: str | None = None, toolset: str | None = None) -> DetectOutcome:
         detector = self._detector(str(toolset or self.settings.toolset))

@@ -157,6 +157,7 @@ class SceneGraphNode(Node):
         with self._lock:
             self.graph.update(PerceptionResult(objects, relations), self.provider if self.provider.version else None)
             self.frame_version = int(g["objects"].world_version)
+        self._sync_index()
         self._publish()
 
     # ------------------------------------------------------------------ outputs
@@ -198,6 +199,13 @@ class SceneGraphNode(Node):
         self.pub_markers.publish(arr)
 
     # ------------------------------------------------------------------ retrieval
+    def _sync_index(self) -> None:
+        """The documents and their vector index follow the graph (changed documents only)."""
+        try:
+            self.retriever.sync()
+        except (RuntimeError, OSError) as exc:     # no embedding model: retrieval answers with the error
+            self.get_logger().warning(f"retrieval index not updated: {exc}", throttle_duration_sec=30.0)
+
     def _on_remember(self, msg: String) -> None:
         try:
             entries = json.loads(msg.data)
@@ -206,6 +214,7 @@ class SceneGraphNode(Node):
             self.get_logger().error(f"scene_graph/remember rejected: {exc}")
             return
         self.get_logger().info(f"remembered {n} objects seen earlier")
+        self._sync_index()
         self._publish()
 
     def _on_retrieve(self, req, res):

@@ -115,17 +115,18 @@ class Retriever:
         self.embedder = embedder or shared_embedder()
         self.abstractor = abstractor or RulesAbstractor()
         self.store = DocumentStore(self.embedder, self.settings.index)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._snap_id: int | None = None
 
     # ------------------------------------------------------------------ sync
     def sync(self):
         """Bring the documents up to date with the graph's newest snapshot."""
-        snap = self.graph.snapshot()
-        if id(snap) != self._snap_id:
-            self.store.sync(snap)
-            self._snap_id = id(snap)
-        return self.store.last_sync
+        with self._lock:
+            snap = self.graph.snapshot()
+            if id(snap) != self._snap_id:
+                self.store.sync(snap)
+                self._snap_id = id(snap)
+            return self.store.last_sync
 
     # ------------------------------------------------------------------ requests
     def retrieve(self, task: str, context: str = "", *, mode: str | None = None,
