@@ -116,16 +116,16 @@ class Retriever:
         self.abstractor = abstractor or RulesAbstractor()
         self.store = DocumentStore(self.embedder, self.settings.index)
         self._lock = threading.RLock()
-        self._snap_id: int | None = None
+        self._snap: Any = None
 
     # ------------------------------------------------------------------ sync
     def sync(self):
         """Bring the documents up to date with the graph's newest snapshot."""
         with self._lock:
             snap = self.graph.snapshot()
-            if id(snap) != self._snap_id:
+            if snap is not self._snap:
                 self.store.sync(snap)
-                self._snap_id = id(snap)
+                self._snap = snap
             return self.store.last_sync
 
     # ------------------------------------------------------------------ requests
