@@ -49,7 +49,7 @@ PARAMS = (
     Param("world_frame", "map", "Frame id of the markers"),
     Param("preload_user_info", True, "Load the sentence-embedding model for retrieve_user_information at start"),
     Param("retrieval_mode", "rag", "scene_graph/retrieve default mode: full | rag | rag-strict"),
-    Param("retrieval_index", "hnswlib", "Vector index of the scene-graph documents: hnswlib | exact | usearch | faiss | annoy"),
+    Param("retrieval_index", "faiss-flat", "Vector index of the scene-graph documents: faiss-flat | exact | hnswlib | usearch | faiss | annoy"),
     Param("retrieval_threshold", 0.5, "Entry points: cosine similarity at least this (objects seen earlier)"),
     Param("retrieval_k_memory", 3, "Entry points per entity among the objects seen earlier"),
 )

@@ -277,7 +277,11 @@ class SceneGraph:
         with self._lock:
             prev = self._snap
             now = float(self._clock() if stamp is None else stamp)
-            g = prev.graph.copy()
+            g = nx.DiGraph()
+            for nid, a in prev.graph.nodes(data=True):   # attribute dicts shared, never mutated
+                g.add_node(nid)
+                g._node[nid] = a
+            g.add_edges_from(prev.graph.edges(data=True))
             added = 0
             for i, e in enumerate(entries):
                 if not isinstance(e, Mapping) or not isinstance(e.get("id"), str) or not e["id"]:
