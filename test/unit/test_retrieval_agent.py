@@ -76,3 +76,46 @@ def test_bad_settings_are_named():
         LocalPipeline(retrieval="everything")
     with pytest.raises(ValueError, match="scale must be"):
         LocalPipeline(scale=-3)
+
+
+def test_a_house_of_10000_objects_loads_renders_and_answers(tmp_path):
+    """A house file of 10,000 objects: loaded, its view rendered and perceived, the rest
+    remembered, tools and retrieval answer (within the detector's time limit, by far)."""
+    import time
+
+    from raider_ros.perception.pipeline import PerceptionPipeline
+    from raider_ros.perception.provider import TruthProvider
+    from raider_ros.perception.scene_graph import SceneGraph
+    from raider_ros.perception.toolbox import ToolBox
+    from raider_ros.retrieval import Retriever
+    from raider_ros.sim.house import dump_house, generate_house, load_house, memory_entries
+    from raider_ros.sim.world import SimWorld
+
+    path = tmp_path / "house.scene.yaml"
+    dump_house(generate_house(10000, seed=4), path)
+    t0 = time.monotonic()
+    house = load_house(path)
+    world = SimWorld()
+    world.load(house.view())
+    frame = world.frame()
+    provider = TruthProvider(world.truth())
+    r = world.scene.robot
+    graph = SceneGraph()
+    graph.remember(memory_entries(house))
+    graph.update(PerceptionPipeline("sim").process(frame.rgb, frame.depth, frame.instance, frame.labels,
+                                                   frame.camera, robot_xy=(r.x, r.y)), provider)
+    tools = ToolBox(graph, provider)
+    seen = tools.call("object_detection", [], deadline=time.monotonic() + 20)
+    assert seen.success and seen.data and set(seen.data) <= {o.id for o in house.view().objects}
+    state = tools.call("get_obj_state", [seen.data[0]], deadline=time.monotonic() + 20)
+    assert state.success, state.error
+    far = next(m["id"] for m in memory_entries(house))
+    gone = tools.call("dist_to_target", [far], deadline=time.monotonic() + 20)
+    assert not gone.success and "not currently visible" in gone.error
+    retriever = Retriever(graph)
+    retriever.sync()                           # the index follows the graph (embeds the labels once)
+    t1 = time.monotonic()
+    sub = retriever.retrieve(f"pick up the {seen.data[0].rsplit('_', 1)[0]}")
+    assert seen.data[0] in sub.nodes and sub.total_objects >= 9900
+    assert time.monotonic() - t1 < 10          # a check's time limit is 20 s
+    assert time.monotonic() - t0 < 300
