@@ -4,10 +4,18 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh &&
 PYTEST_ARGS ?=
+SCALE ?=
+RETRIEVAL ?=
+# house scale and retrieval run in the local pipeline (evaluation/local.py)
+EVAL_MODE = $(if $(or $(SCALE),$(RETRIEVAL)),local,ros)
 CASES ?= data/benchmark/dev
 BACKEND ?= rules
 OUT ?= out/evaluation
 ARGS ?=
+SCALE ?=
+RETRIEVAL ?=
+# house scale and retrieval run in the local pipeline (evaluation/local.py)
+EVAL_MODE = $(if $(or $(SCALE),$(RETRIEVAL)),local,ros)
 
 .PHONY: help setup build demo test test-unit test-node test-integration bench evaluate clean
 
@@ -15,7 +23,7 @@ help:
 	@echo "make demo      run the offline demo (no API key)"
 	@echo "make test      run the whole test suite"
 	@echo "make bench     run bench/*.py, figures to bench/results/<name>.json"
-	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> ARGS=\"<evaluate options>\""
+	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> [SCALE=<objects>] [RETRIEVAL=<full|rag|rag-strict>] ARGS=\"<evaluate options>\""
 
 setup:
 	@bash scripts/setup.sh
@@ -41,7 +49,7 @@ bench: setup
 	@$(ENV) python bench/run_all.py
 
 evaluate: setup
-	@$(ENV) python -m raider_ros.cli.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)" $(ARGS)
+	@$(ENV) python -m raider_ros.cli.evaluate --mode $(EVAL_MODE) --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)" $(if $(SCALE),--scale $(SCALE)) $(if $(RETRIEVAL),--retrieval $(RETRIEVAL)) $(ARGS)
 
 clean:
 	rm -rf build install log bench/results out

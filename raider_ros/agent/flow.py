@@ -179,7 +179,7 @@ class ProgramFlowManager:
     def _execute(self, query: str, first_user: Callable[["_Run"], str], on_event: EventHook | None,
                  cancel: Cancel) -> AgentResult:
         t0 = time.monotonic()
-        run = _Run(self, t0 + self.time_limit_s, _Events(on_event), cancel)
+        run = (getattr(self, "run_class", None) or _Run)(self, t0 + self.time_limit_s, _Events(on_event), cancel)
         try:
             if not isinstance(query, str) or not query.strip():
                 run.fail("empty query: nothing to check")

@@ -2,7 +2,7 @@
 
     python -m raider_ros.cli.evaluate --cases DIR --backend rules|openai|scripted --out DIR
            [--mode local|ros] [--limit N] [--filter REGEX] [--set KEY=VALUE ...]
-           [--case-timeout S]
+           [--case-timeout S] [--scale N] [--retrieval off|full|rag|rag-strict]
     python -m raider_ros.cli.evaluate --cases DIR --check          # load and validate only
     python -m raider_ros.cli.evaluate --compare OUT1 OUT2 ... --out DIR   # side-by-side tables
 
@@ -77,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="a detector setting (repeatable), e.g. --set model=gpt-4o --set fixture=run.yaml")
     p.add_argument("--case-timeout", type=float, default=300.0, metavar="S",
                    help="give up on a case after S seconds (a watchdog; detectors have their own limit)")
+    p.add_argument("--scale", type=int, default=0, metavar="N",
+                   help="embed every case into a house of N objects (the rest remembered, out of sight); local mode")
+    p.add_argument("--retrieval", choices=("off", "full", "rag", "rag-strict"), default="off",
+                   help="scene graph in the first message: off, full (every object), rag (the task's subgraph), "
+                        "rag-strict; local mode")
     p.add_argument("--check", action="store_true", help="load and validate the directory, run nothing")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run every case N times and report per-case agreement (repeatability)")
@@ -138,7 +143,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(filter_cases(bench.cases, args.filter, args.limit))} cases from {directory}; "
           f"{args.mode} pipeline: {what} ...", flush=True)
     t0 = time.monotonic()
-    pipeline = make_pipeline(args.mode, args.backend, _settings(args.settings))
+    settings = _settings(args.settings)
+    if args.scale < 0:
+        raise UsageError(f"--scale expects a number of objects >= 0, got {args.scale}")
+    if args.scale or args.retrieval != "off":
+        if args.mode != "local":
+            raise UsageError("--scale and --retrieval run in the local pipeline (--mode local); the ROS "
+                             "evaluation pipeline has no house memory yet")
+        settings.update(scale=args.scale, retrieval=args.retrieval)
+    pipeline = make_pipeline(args.mode, args.backend, settings)
     print(f"pipeline ready in {time.monotonic() - t0:.1f} s: {getattr(pipeline, 'name', args.backend)}", flush=True)
     evaluator = Evaluator(pipeline, backend=getattr(pipeline, "name", "") or args.backend,
                           case_timeout_s=args.case_timeout if args.case_timeout > 0 else None)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .cases import ABSTRACTIONS, CATEGORIES, CATEGORY_NAMES, QUERY_TYPES, LoadError
+from .retrieval_check import summarize_retrieval
 from .scoring import CaseResult, breakdown, failure_counts, summarize, warning_counts
 
 REPORT_JSON, REPORT_MD, REPORT_PNG = "report.json", "report.md", "report.png"
@@ -39,6 +40,9 @@ def build_report(backend: str, results: Sequence[CaseResult], *, load_errors: Se
         "load_errors": [e.to_dict() | {"text": str(e)} for e in load_errors],
         "load_warnings": [w.to_dict() | {"text": str(w)} for w in load_warnings],
     }
+    retrieval = summarize_retrieval([r.retrieval for r in results if r.retrieval])
+    if retrieval is not None:
+        report["retrieval"] = retrieval
     if extra:
         report.update(extra)
     return report

@@ -29,6 +29,7 @@ from raider_ros.sim.scene import Scene
 from .cases import Benchmark, Case, filter_cases
 from .report import build_report, write_reports
 from .recovery_check import plan_matches
+from .retrieval_check import score_retrieval
 from .scoring import CaseResult, classify_failure, score_case
 
 
@@ -46,6 +47,7 @@ class DetectOutcome:
     elapsed_s: float | None = None    # detection time; the runner measures it when None
     warnings: Sequence[str] = ()      # "<number> <title>" of each program-flow warning
     tools_used: Sequence[str] = ()    # the tools called, in order
+    retrieval: dict | None = None     # scene-graph retrieval of the run (evaluation/retrieval_check.py)
 
 
 @dataclass
@@ -144,6 +146,8 @@ class Evaluator:
             unnamed_candidates=list(score.unnamed_candidates),
             warnings=[str(w) for w in outcome.warnings or ()], tools_used=[str(x) for x in outcome.tools_used or ()],
         )
+        if outcome.retrieval:
+            result.retrieval = {"case": case.id, **score_retrieval(case, world or scene, outcome.retrieval)}
         result.failure_reason = classify_failure(case, result)
         if case.recovery and score.expl and issue != "none" and callable(getattr(self.pipeline, "plan_recovery", None)):
             self._score_recovery(case, result, world or scene, options)
@@ -240,6 +244,14 @@ def print_summary(report: dict[str, Any], out_dir: str | Path, stream=None) -> N
         r = report["repeatability"]
         print(f"repeatability over {r['runs']} runs: agreement {r['agreement_mean']:.2f}, "
               f"Expl rate {r['expl_rate_mean']:.2f} (per case in report.json)", file=stream)
+    if report.get("retrieval"):
+        r = report["retrieval"]
+        num = lambda v, f="{:.0f}": "–" if v is None else f.format(v)  # noqa: E731
+        print(f"retrieval {r['mode']} over ~{num(r['total_objects_mean'])} objects: recall {pct(r['recall'])} "
+              f"({r['recall_cases']} cases), scene tokens {num(r['scene_tokens_mean'])} "
+              f"(whole graph {num(r['full_scene_tokens_mean'])}), first message {num(r['first_message_tokens_mean'])}, "
+              f"conversation {num(r['conversation_tokens_mean'])}, verdicts as with the whole graph "
+              f"{pct(r['agreement_with_full'])}, retrieve p95 {num(r['retrieve_ms_p95'], '{:.1f}')} ms", file=stream)
     if report["load_errors"]:
         print(f"{len(report['load_errors'])} load errors:", file=stream)
         for e in report["load_errors"]:

@@ -74,6 +74,7 @@ class CaseResult:
     recovery_valid: bool | None = None                        # Recov_Plan (None: not scored)
     recovery_plan: str = ""
     recovery_error: str | None = None
+    retrieval: dict | None = None                             # scene-graph retrieval (None: none ran)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -20,7 +20,9 @@ from rclpy.node import Node
 from std_msgs.msg import Header, String
 
 from raider_ros.action import DetectIssue
-from raider_ros.agent.factory import DetectorSettings, build_detector
+from raider_ros.agent.factory import DetectorSettings
+from raider_ros.retrieval.agent import build_retrieval_detector
+from raider_ros.ros.retrieve_client import RosRetrieve
 from raider_ros.agent.flow import AgentResult
 from raider_ros.msg import IssueReport, SceneGraphStatus, Transcript
 from raider_ros.ros import conversions as conv
@@ -60,6 +62,9 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
     Param("queue_size", 8, "Goals that may wait while one runs; more are ended with status error"),
     Param("fresh_frame_timeout_s", 8.0, "A check waits for a perception frame newer than the request; "
                                         "none within this time ends it with status error [s]"),
+    Param("retrieval", "off", "Scene graph in the first message: off | full (every object) | rag (the task's "
+                              "subgraph, the whole graph on request) | rag-strict (never the whole graph)"),
+    Param("retrieve_service", "scene_graph/retrieve", "Service that retrieves the task-relevant subgraph"),
 )
 
 
@@ -72,7 +77,10 @@ class IssueDetectorNode(Node):
         self._graph_json: dict | None = None
         try:
             settings = DetectorSettings.from_mapping({k: v for k, v in self.p.items() if k in _DESCRIPTIONS})
-            self.agent = build_detector(settings, self.tools, scene_graph=lambda: self._graph_json)
+            retrieve = RosRetrieve(self, self.p["retrieve_service"], callback_group=group) \
+                if self.p["retrieval"] != "off" else None
+            self.agent = build_retrieval_detector(settings, self.tools, retrieve, self.p["retrieval"],
+                                                  scene_graph=lambda: self._graph_json)
         except (ValueError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         self.backend_name = getattr(getattr(self.agent, "llm", None), "name", settings.method)

@@ -17,7 +17,9 @@ from raider_ros.msg import RecoveryStep
 from raider_ros.recovery.plan import PlanError, Var
 from raider_ros.recovery.planner import RecoveryPlanner
 from raider_ros.recovery.rules_writer import RecoveryHints
+from raider_ros.retrieval.scene_text import recovery_context
 from raider_ros.ros.params import Param, declare
+from raider_ros.ros.retrieve_client import RosRetrieve
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import PlanRecovery
 
@@ -29,6 +31,8 @@ PARAMS = (
     Param("fixture", "", "scripted: file of recorded plan responses"),
     Param("timeout_s", 30.0, "Time limit for one plan [s]"),
     Param("retries", 1, "LLM plans the interpreter rejects are sent back this many times with the reason"),
+    Param("retrieval", "off", "Scene graph in the planner's context: off | full | rag | rag-strict"),
+    Param("retrieve_service", "scene_graph/retrieve", "Service that retrieves the task-relevant subgraph"),
 )
 
 
@@ -43,14 +47,21 @@ class RecoveryPlannerNode(Node):
             self.planner = RecoveryPlanner(backend, timeout_s=self.p["timeout_s"], retries=self.p["retries"])
         except (ValueError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
-        self.create_service(PlanRecovery, "plan_recovery", self._on_plan, callback_group=ReentrantCallbackGroup())
+        group = ReentrantCallbackGroup()
+        self.retrieve = RosRetrieve(self, self.p["retrieve_service"], callback_group=group) \
+            if self.p["retrieval"] != "off" else None
+        self.create_service(PlanRecovery, "plan_recovery", self._on_plan, callback_group=group)
         self.get_logger().info(f"recovery planner ready: backend {self.planner.name}")
 
     def _on_plan(self, req, res):
         res.backend = self.planner.name
         try:
             hints = RecoveryHints(grounding=tuple(req.grounding)) if req.grounding else None
-            plan = self.planner.plan(req.query, req.issue, req.explanation, req.holding or None, hints=hints)
+            context = ""
+            if self.retrieve is not None:   # what the robot knows of the scene, as retrieval gives it
+                context = recovery_context(self.retrieve(f"{req.query} {req.explanation}", mode=self.p["retrieval"]))
+            plan = self.planner.plan(req.query, req.issue, req.explanation, req.holding or None, hints=hints,
+                                     context=context)
         except PlanError as exc:
             res.success, res.message = False, f"the plan was rejected: {exc}"
         except LLMError as exc:

@@ -6,6 +6,13 @@ gaze and hands come from a provider (backend "sim": the simulator's truth, fetch
 the world version on ``robot_state`` changes). Publishes the graph as JSON on the latched
 ``scene_graph/json`` and as a visualization_msgs/MarkerArray on ``scene_graph/markers``.
 Serves every tool on ``scene_graph/tools/<name>`` and all of them on ``scene_graph/call_tool``.
+
+Retrieval (EmbodiedRAG, raider_ros/retrieval): ``scene_graph/retrieve`` (raider_ros/Retrieve)
+answers a task text with the task-relevant subgraph and its scores; each answer is published
+as JSON on ``scene_graph/retrieved`` (for transcripts) and as markers on
+``scene_graph/retrieved_markers`` (RViz). Memory: ``scene_graph/remember`` (std_msgs/String,
+JSON entries of ``SceneGraph.remember``) adds objects seen earlier elsewhere, e.g. a house's
+other rooms.
 """
 from __future__ import annotations
 
@@ -28,7 +35,9 @@ from raider_ros.ros import conversions as conv
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.perception_msgs import content_key, msg_to_objects, msg_to_relations, subscribe_frame
 from raider_ros.ros.spin import StartupError, run_node
-from raider_ros.srv import CallTool, GetGroundTruth
+from raider_ros.srv import CallTool, GetGroundTruth, Retrieve
+from raider_ros.retrieval.retriever import RetrievalSettings, Retriever
+from raider_ros.retrieval.scene_text import scene_text
 from raider_ros.ros.goal_queue import GraphStatus
 from raider_ros.ros.qos import LATCHED
 
@@ -39,6 +48,10 @@ PARAMS = (
     Param("user_info_corpus", "", "Corpus for retrieve_user_information ('' = data/user_info/corpus.yaml)"),
     Param("world_frame", "map", "Frame id of the markers"),
     Param("preload_user_info", True, "Load the sentence-embedding model for retrieve_user_information at start"),
+    Param("retrieval_mode", "rag", "scene_graph/retrieve default mode: full | rag | rag-strict"),
+    Param("retrieval_index", "faiss-flat", "Vector index of the scene-graph documents: faiss-flat | exact | hnswlib | usearch | faiss | annoy"),
+    Param("retrieval_threshold", 0.5, "Entry points: cosine similarity at least this (objects seen earlier)"),
+    Param("retrieval_k_memory", 3, "Entry points per entity among the objects seen earlier"),
 )
 
 
@@ -81,6 +94,16 @@ class SceneGraphNode(Node):
         if self.p["preload_user_info"]:  # the first query would otherwise wait for the model to load
             threading.Thread(target=self.tools.call, args=("retrieve_user_information", ["warm-up"]),
                              kwargs={"deadline": float("inf")}, daemon=True).start()
+        try:
+            self.retriever = Retriever(self.graph, RetrievalSettings(
+                mode=self.p["retrieval_mode"], index=self.p["retrieval_index"],
+                threshold=self.p["retrieval_threshold"], k_memory=self.p["retrieval_k_memory"]))
+        except (ValueError, RuntimeError) as exc:
+            raise StartupError(self.get_name(), f"retrieval: {exc}") from None
+        self.pub_retrieved = self.create_publisher(String, "scene_graph/retrieved", 10)
+        self.pub_retrieved_markers = self.create_publisher(MarkerArray, "scene_graph/retrieved_markers", 2)
+        self.create_service(Retrieve, "scene_graph/retrieve", self._on_retrieve, callback_group=tools_group)
+        self.create_subscription(String, "scene_graph/remember", self._on_remember, 10)
         self.sync = subscribe_frame(self, {"objects": ("perception/objects3d", Objects3D),
                                            "relations": ("perception/relations", SpatialRelations)}, self._on_frame)
 
@@ -134,6 +157,7 @@ class SceneGraphNode(Node):
         with self._lock:
             self.graph.update(PerceptionResult(objects, relations), self.provider if self.provider.version else None)
             self.frame_version = int(g["objects"].world_version)
+        self._sync_index()
         self._publish()
 
     # ------------------------------------------------------------------ outputs
@@ -173,6 +197,64 @@ class SceneGraphNode(Node):
                 mk.lifetime = Duration(sec=2)
                 arr.markers.append(mk)
         self.pub_markers.publish(arr)
+
+    # ------------------------------------------------------------------ retrieval
+    def _sync_index(self) -> None:
+        """The documents and their vector index follow the graph (changed documents only)."""
+        try:
+            self.retriever.sync()
+        except (RuntimeError, OSError) as exc:     # no embedding model: retrieval answers with the error
+            self.get_logger().warning(f"retrieval index not updated: {exc}", throttle_duration_sec=30.0)
+
+    def _on_remember(self, msg: String) -> None:
+        try:
+            entries = json.loads(msg.data)
+            n = self.graph.remember(entries if isinstance(entries, list) else [])
+        except ValueError as exc:
+            self.get_logger().error(f"scene_graph/remember rejected: {exc}")
+            return
+        self.get_logger().info(f"remembered {n} objects seen earlier")
+        self._sync_index()
+        self._publish()
+
+    def _on_retrieve(self, req, res):
+        try:
+            sub = self.retriever.retrieve(req.task, req.context, mode=req.mode or None, full=bool(req.full_graph))
+            if req.self_query and not sub.full:
+                self.retriever.self_query(sub, list(req.self_query))
+        except (ValueError, RuntimeError, OSError) as exc:
+            res.success, res.error = False, str(exc)
+            return res
+        st = scene_text(sub)
+        res.success, res.mode = True, sub.mode
+        res.ids = sub.ids
+        res.scores = [float(n.score) for n in sub.nodes.values()]
+        res.reasons = ["; ".join(n.reasons) for n in sub.nodes.values()]
+        res.subgraph_json = json.dumps(sub.to_dict(), default=str)
+        res.scene_text, res.scene_tokens = st.text, int(st.tokens)
+        res.total_objects, res.elapsed_ms = int(sub.total_objects), float(sub.elapsed_ms)
+        self.pub_retrieved.publish(String(data=json.dumps({"task": sub.task, "mode": sub.mode, "ids": sub.ids,
+                                                           "scene_tokens": st.tokens, "elapsed_ms": sub.elapsed_ms})))
+        self._publish_retrieved_markers(set(sub.ids))
+        return res
+
+    def _publish_retrieved_markers(self, ids: set[str]) -> None:
+        arr = MarkerArray()
+        clear = Marker()
+        clear.action = Marker.DELETEALL
+        arr.markers.append(clear)
+        stamp = self.get_clock().now().to_msg()
+        for m in self.graph.snapshot().markers():
+            if m["id"] not in ids:
+                continue
+            mk = Marker()
+            mk.header.frame_id, mk.header.stamp = self.p["world_frame"], stamp
+            mk.ns, mk.id, mk.type, mk.action = "retrieved", int(m["marker_id"]), Marker.CUBE, Marker.ADD
+            mk.pose = conv.pose_msg(list(m["center"]), (0.0, 0.0, 0.0, 1.0))
+            mk.scale = conv.vector3([s + 0.04 for s in m["size"]])
+            mk.color = ColorRGBA(r=1.0, g=0.85, b=0.1, a=0.5)
+            arr.markers.append(mk)
+        self.pub_retrieved_markers.publish(arr)
 
     # ------------------------------------------------------------------ tools
     def _on_call_tool(self, req, res):

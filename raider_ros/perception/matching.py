@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterable
 
 from rapidfuzz import fuzz, process
@@ -81,15 +82,15 @@ class Matcher:
     def __post_init__(self) -> None:
         for e in self.entities:
             self._kind[e.id] = e.kind
-            self._by_id[word_key(split_words(e.id))] = e.id
+            self._by_id[_id_keys(e.id)[0]] = e.id
             self._by_id.setdefault(e.id.lower(), e.id)
-            key = word_key(singular(w) for w in split_words(e.type))
+            key, n_words = _type_key(e.type)
             self._by_type.setdefault(key, []).append(e)
-            self._max_type_words = max(self._max_type_words, len(split_words(e.type)))
+            self._max_type_words = max(self._max_type_words, n_words)
             if e.name:
                 self._by_name.setdefault(word_key(split_words(e.name)), []).append(e.id)
         for e in self.entities:
-            self._fuzzy[" ".join(split_words(e.id))] = (e.id,)
+            self._fuzzy[_id_keys(e.id)[1]] = (e.id,)
             if e.name:
                 self._fuzzy[" ".join(split_words(e.name))] = tuple(self._by_name[word_key(split_words(e.name))])
         for key, ents in self._by_type.items():
@@ -170,6 +171,20 @@ class Matcher:
             if len(out) >= limit:
                 break
         return tuple(out[:limit])
+
+
+@lru_cache(maxsize=1 << 16)
+def _id_keys(entity_id: str) -> tuple[str, str]:
+    """(look-up key, words) of an id; cached: a house-scale graph rebuilds its matcher on
+    every frame with the same ids."""
+    words = split_words(entity_id)
+    return word_key(words), " ".join(words)
+
+
+@lru_cache(maxsize=4096)
+def _type_key(type_name: str) -> tuple[str, int]:
+    words = split_words(type_name)
+    return word_key(singular(w) for w in words), len(words)
 
 
 def empty_matcher() -> Matcher:

@@ -21,6 +21,12 @@ facts of one frame). It is forgotten ``forget_after_s`` after it was last seen, 
 object in the gripper, which is kept (``held=True``) while it is held. Tools report such
 objects as known but not visible; a type match prefers instances that are present.
 
+Memory. :meth:`SceneGraph.remember` adds objects the robot saw earlier, elsewhere (a house's
+other rooms): remembered nodes (``visible=False``, ``memory=True``) with their last geometry,
+``last_seen``, ``room`` and the support they were last seen on or in (``last_relation``).
+They are kept until :meth:`clear`, whatever ``forget_after_s`` says, and carry no relation
+edges (relations are facts of the current frame).
+
 Threads. :meth:`SceneGraph.update` builds a new immutable :class:`SceneSnapshot` and swaps it
 in under a lock; readers take :meth:`SceneGraph.snapshot` and use it without locking.
 """
@@ -263,6 +269,52 @@ class SceneGraph:
             self._marker_ids.clear()
             self._next_index.clear()
 
+    def remember(self, entries: Iterable[Mapping[str, Any]], *, stamp: float | None = None) -> int:
+        """Add remembered objects (memory of what was seen elsewhere); returns how many.
+
+        Each entry: ``id``, ``type``, ``center``, ``size`` (metres), ``seen_s_ago`` (or
+        ``last_seen``, seconds on this graph's clock), optional ``state``, ``properties``,
+        ``room`` and ``last_relation`` (``[relation, other id]``). An id already in the graph
+        is left as it is (what is seen now wins). Errors name the entry and field."""
+        with self._lock:
+            prev = self._snap
+            now = float(self._clock() if stamp is None else stamp)
+            g = nx.DiGraph()
+            for nid, a in prev.graph.nodes(data=True):   # attribute dicts shared, never mutated
+                g.add_node(nid)
+                g._node[nid] = a
+            g.add_edges_from(prev.graph.edges(data=True))
+            added = 0
+            for i, e in enumerate(entries):
+                if not isinstance(e, Mapping) or not isinstance(e.get("id"), str) or not e["id"]:
+                    raise ValueError(f"scene graph memory: entry {i}: expected a mapping with a string id, got {e!r}")
+                nid = e["id"]
+                if nid in g:
+                    continue
+                try:
+                    c = np.asarray(e["center"], dtype=float).reshape(3)
+                    sz = np.asarray(e["size"], dtype=float).reshape(3)
+                    seen = float(e["last_seen"]) if e.get("last_seen") is not None else now - float(e["seen_s_ago"])
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise ValueError(f"scene graph memory: entry {i} ({nid}): needs center, size and "
+                                     f"seen_s_ago or last_seen as numbers ({type(exc).__name__}: {exc})") from None
+                rel = e.get("last_relation")
+                g.add_node(nid, kind="object", type=str(e.get("type") or type_from_id(nid)), visible=False, held=False,
+                           memory=True, first_seen=seen, last_seen=seen, marker_id=self._marker(nid),
+                           box_min=tuple((c - sz / 2).tolist()), box_max=tuple((c + sz / 2).tolist()),
+                           center=tuple(c.tolist()), size=tuple(sz.tolist()), distance_m=None,
+                           pixel_count=0, valid_depth_pixels=0,
+                           state=dict(e["state"]) if e.get("state") is not None else None,
+                           properties=list(e["properties"]) if e.get("properties") is not None else None,
+                           room=e.get("room") or None,
+                           last_relation=[str(rel[0]), str(rel[1])] if rel else None)
+                self._note_index(nid)
+                added += 1
+            snap = SceneSnapshot(g, dict(prev.perceived), prev.robot, stamp=max(prev.stamp, now), frame=prev.frame)
+            snap.matcher
+            self._snap = snap
+        return added
+
     # writing --------------------------------------------------------------------------
     def update(self, result: Any, provider: Provider | None = None, *, stamp: float | None = None) -> GraphUpdate:
         """Fold in a ``PerceptionResult`` (anything with ``objects: dict[name, PerceivedObject]``
@@ -292,6 +344,8 @@ class SceneGraph:
                 if old is None:
                     added.append(nid)
                 attrs = self._geometry_attrs(nid, po, now, old)
+                if old is not None and old.get("memory"):
+                    attrs.update(memory=True, room=old.get("room"))
                 if po.is_person:
                     info = people.get(nid)
                     attrs.update(name=info.name if info else None,
@@ -310,10 +364,14 @@ class SceneGraph:
                 if a.get("visible"):
                     lost.append(nid)
                 seen = a.get("last_seen")
-                if nid != holding and (seen is None or now - seen > self.forget_after_s):
+                if nid != holding and not a.get("memory") and (seen is None or now - seen > self.forget_after_s):
                     forgotten.append(nid)
                     continue
-                g.add_node(nid, **{**a, "visible": False, "held": nid == holding})
+                if a.get("visible") or a.get("held") or nid == holding:
+                    g.add_node(nid, **{**a, "visible": False, "held": nid == holding})
+                else:   # unseen before and now: the same attributes (shared, never mutated)
+                    g.add_node(nid)
+                    g._node[nid] = a
                 if nid in prev.perceived:
                     perceived[nid] = prev.perceived[nid]
 

@@ -366,6 +366,7 @@ def _parse_rooms(raw: Any, ctx: _Ctx, entity_ids: Iterable[str]) -> tuple[Room, 
         raise ctx.fail("rooms", f"expected a list of rooms, got {_show(raw)}")
     ids = {room_key(i) for i in entity_ids}
     rooms: list[Room] = []
+    keys: set[str] = set()
     for i, item in enumerate(raw):
         path = f"rooms[{i}]"
         m = ctx.mapping(item, path)
@@ -389,9 +390,10 @@ def _parse_rooms(raw: Any, ctx: _Ctx, entity_ids: Iterable[str]) -> tuple[Room, 
         if key in ids:
             raise ctx.fail(f"{path}.name", f"{name!r} is also the id of an object or person")
         room = Room(name=name, min=lo, max=hi)  # type: ignore[arg-type]
+        if key in keys:
+            raise ctx.fail(f"{path}.name", f"room name {name!r} is used twice")
+        keys.add(key)
         for other in rooms:
-            if room_key(other.name) == key:
-                raise ctx.fail(f"{path}.name", f"room name {name!r} is used twice")
             ox = min(hi[0], other.max[0]) - max(lo[0], other.min[0])
             oy = min(hi[1], other.max[1]) - max(lo[1], other.min[1])
             if ox > 1e-9 and oy > 1e-9:

@@ -76,3 +76,44 @@ def test_check_mode_fails_and_names_the_objects(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "implausible: scene office: Desk_1 and Lamp_1 interpenetrate" in err
     assert "2 physical plausibility problems" in out       # sunk in, and so resting on nothing
+
+
+def test_the_broad_phase_gives_the_answers_of_comparing_every_pair():
+    """check_plausibility's floor grid against the plain all-pairs check, on a house with
+    deliberate faults (floating things, things pushed into each other)."""
+    import dataclasses
+
+    import numpy as np
+
+    from raider_ros.common.geometry import footprint, overlap, polygon_penetration, true_box
+    from raider_ros.sim import plausibility as pl
+    from raider_ros.sim.house import generate_house
+
+    scene = generate_house(400, seed=11).scene
+    objs = list(scene.objects)
+    rng = np.random.default_rng(0)
+    for i in rng.choice(len(objs), 25, replace=False):
+        o = objs[i]
+        objs[i] = dataclasses.replace(o, center=(o.center[0] + float(rng.uniform(-0.4, 0.4)),
+                                                 o.center[1] + float(rng.uniform(-0.4, 0.4)),
+                                                 o.center[2] + float(rng.choice([0.0, 0.3]))))
+    scene = scene.replace(objects=tuple(objs))
+
+    def brute(scene):
+        ents = list(scene.entities)
+        boxes = {e.id: true_box(e) for e in ents}
+        out = [e.id for e in ents if not pl._supported(e, ents, boxes)]
+        pairs = []
+        for i, a in enumerate(ents):
+            for b in ents[i + 1:]:
+                ov = overlap(*boxes[a.id], *boxes[b.id])
+                if np.all(ov > pl.PENETRATION_M) and not pl._inside(a, b, boxes) and not pl._inside(b, a, boxes) \
+                        and polygon_penetration(footprint(a), footprint(b)) > pl.PENETRATION_M:
+                    pairs.append((a.id, b.id))
+        return out, pairs
+
+    floating, pairs = brute(scene)
+    problems = check_plausibility(scene)
+    assert floating and pairs, "the faults should show"
+    assert [p.split(" ")[0] for p in problems if "rests on nothing" in p] == floating
+    assert [tuple(p.split(" ")[0:3:2]) for p in problems if "interpenetrate" in p] == pairs

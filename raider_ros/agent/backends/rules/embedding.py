@@ -82,3 +82,20 @@ def similarities(query: str, candidates: Sequence[str], *, deadline: float | Non
     with _lock:
         emb = _model.encode([query, *candidates], normalize_embeddings=True, show_progress_bar=False)
     return np.asarray(emb[1:] @ emb[0], dtype=float)
+
+
+def encode(texts: Sequence[str], *, deadline: float | None = None) -> np.ndarray | None:
+    """Unit-length embeddings of ``texts`` (n x 384) with the shared model, or None as for
+    :func:`similarities`. Scene-graph retrieval (raider_ros/retrieval) uses the same model."""
+    if _model is None:
+        if _failed is not None:
+            return None
+        start_loading()
+        left = None if deadline is None else deadline - time.monotonic() - ANSWER_MARGIN_S
+        if (left is not None and left <= 0) or not _loaded.wait(left) or _model is None:
+            return None
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    with _lock:
+        emb = _model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False, batch_size=64)
+    return np.asarray(emb, dtype=np.float32)

@@ -29,6 +29,8 @@ _CONTEXT_LABELS = ("additional information", "context", "clarification", "user i
                    "the person says", "the user says", "answer", "human answer", "feedback")
 _OBJECT_LABELS = ("objects in sight", "visible objects", "objects")
 _HELD_LABELS = ("object in the gripper", "robot holding", "holding", "held object")
+# scene-graph lines (raider_ros/retrieval): objects out of sight, later retrieved objects; not context
+_SCENE_LABELS = ("remembered objects out of sight", "scene graph update")
 _FAILED_TAIL = re.compile(r"\.?\s*Check the tool name.*$", re.S)
 _CLOSEST = re.compile(r"closest:?\s*\[?([A-Za-z0-9_ ,'\"-]+)", re.I)
 
@@ -118,6 +120,9 @@ def read_conversation(messages: Sequence[Any]) -> Conversation:
             for obs in found:
                 results[key_of(obs.tool, obs.args)] = obs
             w = _WARNING.match(content)
+            lab = _LABEL.match(content)
+            if lab and lab.group(1).strip().lower() in _SCENE_LABELS:
+                continue
             if w:
                 warnings.append(Warning_(int(w.group(1)), w.group(2).strip(), w.group(3).strip()))
             elif not found and content.strip():
@@ -165,6 +170,8 @@ def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None, bool
             kind = "objects"
         elif label in _HELD_LABELS:
             kind = "held"
+        elif label in _SCENE_LABELS:
+            kind = "scene"
         if kind:
             current = kind
             fields.setdefault(kind, []).append(m.group(2).strip())

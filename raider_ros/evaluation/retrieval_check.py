@@ -1,0 +1,82 @@
+"""Scoring retrieval on benchmark cases (docs/retrieval.md "Evaluation").
+
+:func:`needed_objects`: what a case's verdict rests on, so what a retrieved subgraph must hold:
+the expected grounding (for an ambiguity, every candidate), the entities of the case's
+``geometry`` facts (the relations its label rests on), for an obstruction (IU2) whatever the
+oracle finds blocking a grounded target, and for a case about the robot itself (IU6) the
+object in its gripper. Recall is per case: every needed object is in the subgraph.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+import numpy as np
+
+from raider_ros.sim.scene import Scene
+
+from .cases import Case
+
+_ID = re.compile(r"[A-Za-z][A-Za-z0-9]*_\d+")
+
+
+def needed_objects(case: Case, world: Scene) -> list[str]:
+    ids = {e.id for e in world.entities}
+    need: list[str] = [g for g in (case.grounding or ()) if g in ids]
+    for fact in case.extra.get("geometry") or ():
+        need += [t for t in _ID.findall(str(fact)) if t in ids]
+    if case.category == "IU2":
+        from raider_ros.perception.oracle import oracle_relation
+        for target in list(case.grounding or ()):
+            if target not in ids or target == world.robot.holding:
+                continue
+            for e in world.entities:
+                if e.id not in (target, world.robot.holding) and oracle_relation(world, e.id, "blocking", target):
+                    need.append(e.id)
+    if case.category == "IU6" and world.robot.holding:
+        need.append(world.robot.holding)
+    return list(dict.fromkeys(need))
+
+
+def score_retrieval(case: Case, world: Scene, info: dict[str, Any]) -> dict[str, Any]:
+    """The per-case retrieval row of report.json: ``info`` as the pipeline reported it, plus
+    the needed objects, those missing from the subgraph and whether recall holds."""
+    retrieved = set(info.get("retrieved") or [])
+    need = needed_objects(case, world)
+    missing = [i for i in need if i not in retrieved]
+    out = dict(info)
+    out.update(needed=need, missing=missing, recall=not missing)
+    return out
+
+
+def summarize_retrieval(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Overall figures over the cases' retrieval rows (None when no case retrieved)."""
+    rows = [r for r in rows if r]
+    if not rows:
+        return None
+
+    def mean(key: str) -> float | None:
+        vals = [float(r[key]) for r in rows if r.get(key) is not None]
+        return float(np.mean(vals)) if vals else None
+
+    with_need = [r for r in rows if r.get("needed")]
+    agree = [bool(r["agrees_with_full"]) for r in rows if r.get("agrees_with_full") is not None]
+    ms = [float(r["retrieve_ms"]) for r in rows if r.get("retrieve_ms") is not None]
+    full_tokens = [float(r["full_scene_tokens"]) for r in rows if r.get("full_scene_tokens")]
+    ratio = [float(r["full_scene_tokens"]) / max(1.0, float(r["scene_tokens"])) for r in rows
+             if r.get("full_scene_tokens") and r.get("scene_tokens")]
+    return {
+        "mode": rows[0].get("mode"), "cases": len(rows), "total_objects_mean": mean("total_objects"),
+        "recall": sum(1 for r in with_need if r["recall"]) / len(with_need) if with_need else None,
+        "recall_cases": len(with_need),
+        "missing": {r.get("case", "?"): r["missing"] for r in with_need if r.get("missing")},
+        "retrieved_mean": float(np.mean([len(r.get("retrieved") or []) for r in rows])),
+        "scene_tokens_mean": mean("scene_tokens"), "first_message_tokens_mean": mean("first_message_tokens"),
+        "conversation_tokens_mean": mean("conversation_tokens"),
+        "full_scene_tokens_mean": float(np.mean(full_tokens)) if full_tokens else None,
+        "scene_tokens_ratio_mean": float(np.mean(ratio)) if ratio else None,
+        "agreement_with_full": sum(agree) / len(agree) if agree else None, "agreement_cases": len(agree),
+        "retrieve_ms_p95": float(np.percentile(ms, 95)) if ms else None,
+        "self_queried_mean": float(np.mean([len(r.get("self_queried") or []) for r in rows])),
+    }
+
