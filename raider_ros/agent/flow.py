@@ -140,6 +140,8 @@ def _wait_for(fn: Callable[[], Any], deadline: float, cancel: Cancel) -> tuple[s
         if done.wait(max(0.0, min(left, step) if step else left)):
             break
         if _is_cancelled(cancel):
+            if done.is_set():          # finished while the hook was asked: keep the answer
+                break
             return "cancelled", None
         if time.monotonic() >= deadline + _LATE_GRACE_S:
             return "timeout", None
