@@ -39,7 +39,7 @@ def test_prompt_examples_are_valid_plans():
 def test_query_with_holding_and_context():
     q = RecoveryPrompt.load().query("slice(Tomato_1)", "unfeasibility", "no knife in hand", "Egg_1",
                                     context="It's in the drawer.")
-    assert "robot holding: Egg_1" in q and "what the person said: It's in the drawer." in q
+    assert "robot holding: Egg_1" in q and "what the person said: \"It's in the drawer.\"" in q
 
 
 def test_missing_prompt_part_is_named(tmp_path):
