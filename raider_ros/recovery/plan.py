@@ -276,6 +276,9 @@ def _split_statements(code: str) -> list[str]:
                     if depth > MAX_DEPTH:
                         raise PlanError(f"brackets nested more than {MAX_DEPTH} deep (line {tok.start[0]})")
                 elif tok.string in _CLOSE:
+                    if depth == 0:
+                        raise PlanError(f"not valid plan syntax: {tok.string!r} on line {tok.start[0]} closes no "
+                                        "bracket (one closing bracket too many)")
                     depth -= 1
             if start is None:
                 start = offset(tok.start)

@@ -216,3 +216,18 @@ def test_bad_backends():
         RecoveryPlanner("gpt")
     with pytest.raises(ValueError, match="has no complete"):
         RecoveryPlanner(object())
+
+
+@pytest.mark.parametrize("query, args", [
+    ("pick(Apple))", ["Apple"]),
+    ('pick("Apple"))', ["Apple"]),
+    ("handover(Apple, Person_1))", ["Apple", "Person_1"]),
+    ("place(Mug_1, \"Table_1\")", ["Mug_1", "Table_1"]),
+    ("pick( [Apple] )", ["Apple"]),
+])
+def test_written_call_arguments_carry_no_quotes_or_stray_brackets(query, args):
+    from raider_ros.recovery.rules_writer import read_request
+    assert read_request(query).args == args
+    plan = RecoveryPlanner().plan(query, "unfeasibility", "Person_1 is not looking at the robot", None)
+    texts = [getattr(a, "value", getattr(a, "name", "")) for s in plan.steps if s.action != "say" for a in s.args]
+    assert texts and all(")" not in t and '"' not in t for t in texts), texts
