@@ -169,7 +169,7 @@ def _clean(s: str) -> str:
 
 
 # --------------------------------------------------------------------------- final response
-_SCAN_BUDGET = 300_000     # characters the final-response search may scan in one reply (all
+_SCAN_BUDGET = 100_000     # characters the final-response search may scan in one reply (all
                            # candidate braces together): a reply of thousands of unbalanced
                            # braces costs a bounded time, not a quadratic one
 
