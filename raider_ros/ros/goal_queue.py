@@ -254,6 +254,10 @@ class FreshnessGate:
             if not st.received:
                 reason = (f"perception is not running: no {self.topic} within {timeout:.1f} s "
                           "(is the scene_graph node up?)")
+            elif st.frame_stamp >= since:
+                reason = (f"perception is stale: {self.topic} reports a frame of world version {st.world_version} "
+                          f"but the simulator truth of version {st.truth_version} after {timeout:.1f} s "
+                          "(is sim/get_ground_truth answering?)")
             else:
                 reason = (f"perception is stale: {self.topic} reports no camera frame newer than the "
                           f"request after {timeout:.1f} s (last frame {since - st.frame_stamp:.1f} s before it; "
