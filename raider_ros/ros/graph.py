@@ -86,6 +86,35 @@ class NodeGraph:
         self.nodes[name] = node
         return node
 
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` (default SIGKILL: no goodbye, no clean shutdown) to a node's process
+        group; the record stays so :meth:`restart` can start it again."""
+        n = self.nodes[name]
+        try:
+            os.killpg(n.process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            n.process.wait(5.0)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def restart(self, name: str) -> NodeProcess:
+        """Start a node again with the command it was started with (what respawn does); its log
+        continues in the same file."""
+        old = self.nodes[name]
+        if old.alive():
+            self.stop(name)
+        else:
+            self.nodes.pop(name, None)
+            old.extra["log"].close()
+        log = open(old.log_path, "ab")  # noqa: SIM115 - owned by the process record
+        proc = subprocess.Popen(old.extra["cmd"], stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                start_new_session=True)
+        node = NodeProcess(name, proc, old.log_path, {"log": log, "cmd": old.extra["cmd"]})
+        self.nodes[name] = node
+        return node
+
     def check_alive(self) -> None:
         for n in self.nodes.values():
             if not n.alive():
