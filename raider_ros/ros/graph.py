@@ -58,7 +58,11 @@ class NodeProcess:
 
 
 class NodeGraph:
-    def __init__(self, log_dir: str | Path | None = None, env: dict | None = None):
+    def __init__(self, log_dir: str | Path | None = None, env: dict | None = None,
+                 prefix: list[str] | None = None):
+        """``prefix``: a command every node is started through, e.g. ``ip netns exec <ns>``
+        to run the graph in a network namespace (test/integration/test_two_hosts.py)."""
+        self.prefix = list(prefix or [])
         self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="raider_graph_"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.env = {**os.environ, **(env or {})}
@@ -68,7 +72,7 @@ class NodeGraph:
     def start(self, executable: str, params: dict | None = None, name: str | None = None,
               args: list[str] | None = None, namespace: str | None = None) -> NodeProcess:
         name = name or executable
-        cmd = [sys.executable, str(executable_path(executable)), *(args or []), "--ros-args"]
+        cmd = [*self.prefix, sys.executable, str(executable_path(executable)), *(args or []), "--ros-args"]
         cfg = config_file(executable)
         if cfg is not None:
             cmd += ["--params-file", str(cfg)]
