@@ -26,6 +26,7 @@ from raider_ros.executor.machine import DetectionOutcome, Executor, ExecutorConf
 from raider_ros.executor.task import TaskError, parse_aliases, resolve_task
 from raider_ros.msg import IssueReport, RobotState
 from raider_ros.recovery.plan import Literal, Plan, PlanError, PlanStep, Var
+from raider_ros.ros.port_wait import wait_answer
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import run_node
 from raider_ros.ros.qos import LATCHED
@@ -76,19 +77,7 @@ class PlanExecutorNode(Node):
 
     # ------------------------------------------------------------------ ROS ports
     def _wait(self, future, timeout: float, what: str, alive=None):
-        """The future's result, or an error naming ``what``: no answer within ``timeout``, or
-        the server gone from discovery (``alive()`` false; a killed node leaves discovery
-        after the DDS lease, ~4 s with config/fastdds.xml)."""
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        end = time.monotonic() + timeout
-        while not done.wait(min(0.1, max(0.0, end - time.monotonic()))):
-            if time.monotonic() >= end:
-                raise TimeoutError(f"{what}: no answer within {timeout:.0f} s")
-            if alive is not None and not alive():
-                raise ConnectionError(f"{what}: the server went away while the request was open "
-                                      f"(its node stopped?); the request was not answered")
-        return future.result()
+        return wait_answer(future, timeout, what, alive)
 
     def _service(self, client, request, timeout: float):
         # a node being respawned (2 s after it exits, then its start-up) is waited for
