@@ -74,6 +74,7 @@ def main(only: list[str] | None = None) -> dict:
                "killed_node_recovered": float(recovered),
                "killed_node_time_to_reason_max_s": max(times.values(), default=float("nan"))}
     figures.update({f"time_to_reason_s_{n}": t for n, t in times.items()})
+    figures["load_average_1min"] = round(os.getloadavg()[0], 2)
     return figures
 
 
