@@ -12,10 +12,6 @@ CASES ?= data/benchmark/dev
 BACKEND ?= rules
 OUT ?= out/evaluation
 ARGS ?=
-SCALE ?=
-RETRIEVAL ?=
-# house scale and retrieval run in the local pipeline (evaluation/local.py)
-EVAL_MODE = $(if $(or $(SCALE),$(RETRIEVAL)),local,ros)
 
 .PHONY: help setup build demo test test-unit test-node test-integration bench evaluate clean
 

@@ -104,7 +104,7 @@ class LLMVisualObs(ProgramFlowManager):
 
     def run(self, query: str, context: str | None = None, on_event: EventHook | None = None,
             cancel: Cancel = None, *, scene_graph: SceneGraphSource = None,
-            objects: Sequence[str] | None = None) -> AgentResult:
+            objects: Sequence[str] | None = None, time_limit_s: float | None = None) -> AgentResult:
         source = scene_graph if scene_graph is not None else self.scene_graph
         graph = source() if callable(source) else source
         if not isinstance(graph, Mapping):
@@ -113,7 +113,7 @@ class LLMVisualObs(ProgramFlowManager):
             return res
         observation = describe_scene(graph)
         return self._execute(query, lambda run: self.prompt.user_message(query, context, observation=observation),
-                             on_event, cancel)
+                             on_event, cancel, time_limit_s)
 
 
 # --------------------------------------------------------------------------- Precond
@@ -143,12 +143,13 @@ class Precond:
         self.time_limit_s = float(time_limit_s)
 
     def run(self, query: str, context: str | None = None, on_event: EventHook | None = None,
-            cancel: Cancel = None, **_: Any) -> AgentResult:
+            cancel: Cancel = None, *, time_limit_s: float | None = None, **_: Any) -> AgentResult:
         t0 = time.monotonic()
         res = AgentResult(method=self.method, backend=self.name)
         emit = _Events(on_event)
+        limit = self.time_limit_s if time_limit_s is None else min(self.time_limit_s, float(time_limit_s))
         try:
-            self._run(query, res, emit, cancel, t0 + self.time_limit_s)
+            self._run(query, res, emit, cancel, t0 + limit)
         except _CheckFailed:
             pass
         except Exception as e:  # noqa: BLE001 - never raise out of run()

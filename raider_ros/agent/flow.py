@@ -168,20 +168,24 @@ class ProgramFlowManager:
 
     # ------------------------------------------------------------------ public
     def run(self, query: str, context: str | None = None, on_event: EventHook | None = None,
-            cancel: Cancel = None, *, objects: Sequence[str] | None = None) -> AgentResult:
+            cancel: Cancel = None, *, objects: Sequence[str] | None = None,
+            time_limit_s: float | None = None) -> AgentResult:
+        """``time_limit_s``: a shorter limit for this run (a caller's deadline), else the manager's."""
         def first_user(run: _Run) -> str:
             objs = objects
             if objs is None and self.prompt.config.include_objects_in_sight and self._has_tool("object_detection"):
                 objs = run.detect_objects()
             return self.prompt.user_message(query, context, objects=objs)
 
-        return self._execute(query, first_user, on_event, cancel)
+        return self._execute(query, first_user, on_event, cancel, time_limit_s)
 
     # ------------------------------------------------------------------ shared by the variants
     def _execute(self, query: str, first_user: Callable[["_Run"], str], on_event: EventHook | None,
-                 cancel: Cancel) -> AgentResult:
+                 cancel: Cancel, time_limit_s: float | None = None) -> AgentResult:
         t0 = time.monotonic()
-        run = (getattr(self, "run_class", None) or _Run)(self, t0 + self.time_limit_s, _Events(on_event), cancel)
+        limit = self.time_limit_s if time_limit_s is None else max(0.0, min(self.time_limit_s, float(time_limit_s)))
+        run = (getattr(self, "run_class", None) or _Run)(self, t0 + limit, _Events(on_event), cancel)
+        run.limit_s = limit
         try:
             if not isinstance(query, str) or not query.strip():
                 run.fail("empty query: nothing to check")
@@ -205,6 +209,7 @@ class _Run:
 
     def __init__(self, pfm: ProgramFlowManager, deadline: float, emit: _Events, cancel: Cancel):
         self.pfm, self.deadline, self.emit, self.cancel = pfm, deadline, emit, cancel
+        self.limit_s = pfm.time_limit_s
         self.prompt = pfm.prompt
         self.res = AgentResult(backend=getattr(pfm.llm, "name", type(pfm.llm).__name__), method=pfm.method)
         self.messages: list[dict] = []
@@ -216,7 +221,7 @@ class _Run:
 
     def time_up_reason(self, detail: str = "") -> str:
         r = self.res
-        reason = (f"time limit of {self.pfm.time_limit_s:g} s reached after {r.llm_turns} LLM turn(s) "
+        reason = (f"time limit of {self.limit_s:g} s reached after {r.llm_turns} LLM turn(s) "
                   f"and {len(r.tool_calls)} tool call(s) without a final response")
         return f"{reason} ({detail})" if detail else reason
 

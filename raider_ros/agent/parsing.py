@@ -176,16 +176,27 @@ def _clean(s: str) -> str:
 
 
 # --------------------------------------------------------------------------- final response
+_SCAN_BUDGET = 100_000     # characters the final-response search may scan in one reply (all
+                           # candidate braces together): a reply of thousands of unbalanced
+                           # braces costs a bounded time, not a quadratic one
+
+
 def _find_final(text: str, issue_ids: Sequence[str]) -> tuple[FinalResponse | None, str | None]:
     found: FinalResponse | None = None
     error: str | None = None
     key_seen = re.search(r"final[_ ]response", text, re.IGNORECASE) is not None
+    budget = [_SCAN_BUDGET]
     i = 0
     while True:
         i = text.find("{", i)
         if i < 0:
             break
-        end = _balanced_end(text, i)
+        end = _balanced_end(text, i, budget)
+        if budget[0] <= 0:
+            if found is None:
+                error = ("the reply holds too many unbalanced braces to find the final response in it; "
+                         "write the final response JSON on its own")
+            break
         if end is None:
             if "final_response" in text[i:i + 200].lower():
                 error = f"the final response {_snippet(text[i:])} is cut off (no closing brace)"
@@ -269,11 +280,20 @@ _OPEN = {"{": "}", "[": "]", "(": ")"}
 _QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 
-def _balanced_end(text: str, start: int) -> int | None:
-    """Index just past the bracket group opening at ``text[start]``; None if it never closes."""
+def _balanced_end(text: str, start: int, budget: list[int] | None = None) -> int | None:
+    """Index just past the bracket group opening at ``text[start]``; None if it never closes
+    (or when ``budget[0]``, characters left to scan, runs out; it is decreased)."""
+    n = len(text) if budget is None else min(len(text), start + max(0, budget[0]))
+    end = _scan_group(text, start, n)
+    if budget is not None:
+        budget[0] -= (end if end is not None else n) - start
+    return end
+
+
+def _scan_group(text: str, start: int, n: int) -> int | None:
     stack: list[str] = []
     quote: str | None = None
-    i, n = start, len(text)
+    i = start
     while i < n:
         c = text[i]
         if quote:

@@ -4,6 +4,11 @@ constraints, tool-call format — and the conversation messages around it.
 
 Templates use ``{name}`` placeholders, filled by :func:`fill`: a plain regular-expression
 substitution of known names (nothing is evaluated, JSON braces are left alone).
+
+What the world says reaches the LLM as quoted, delimited data: the query, the context (a
+person's words), the objects in sight, the held object, a scene observation, and every tool
+result and failure reason are written as one-line JSON values (``common.text.quote_data``),
+so no line break or label inside them can start a line of its own or pose as another field.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from raider_ros.common.paths import data_dir
+from raider_ros.common.text import quote_data, quote_json_data
 from raider_ros.common.tool_contract import Toolset, load_toolset
 
 PROCEDURES = ("QGEN_GRND", "GRND", "QGEN", "BASIC")
@@ -154,22 +160,25 @@ class IssuePrompt:
     def user_message(self, query: str, context: str | None = None,
                      objects: Sequence[str] | None = None, holding: str | None = None,
                      observation: str | None = None) -> str:
+        """The first user message: one labelled line per field, each value quoted data."""
         u = self.messages["user"]
-        lines = [fill(u["query"], {"query": query.strip()})]
+        lines = [fill(u["query"], {"query": quote_data(query.strip())})]
         if context:
-            lines.append(fill(u["context"], {"context": context.strip()}))
+            lines.append(fill(u["context"], {"context": quote_data(context.strip())}))
         if objects is not None:
-            lines.append(fill(u["objects"], {"objects": ", ".join(objects) if objects else "none"}))
+            lines.append(fill(u["objects"], {"objects": quote_json_data(json.dumps([str(o) for o in objects]))}))
         if holding is not None:
-            lines.append(fill(u["holding"], {"holding": holding}))
+            lines.append(fill(u["holding"], {"holding": quote_data(holding)}))
         if observation is not None:
-            lines.append(fill(u["observation"], {"observation": observation}))
+            lines.append(fill(u["observation"], {"observation": quote_data(observation)}))
         return "\n".join(lines)
 
     def tool_message(self, name: str, args: Sequence[Any], text: str, *, failed: bool = False) -> str:
+        """One tool's answer: its JSON result, or the failure reason as a quoted string."""
         key = "tool_failed" if failed else "tool_result"
-        return fill(self.messages[key], {"tool": name, "args": json.dumps(list(args)),
-                                         "result": text, "error": text})
+        data = quote_data(text) if failed else quote_json_data(text)
+        return fill(self.messages[key], {"tool": quote_data(name)[1:-1], "args": quote_json_data(json.dumps(list(args))),
+                                         "result": data, "error": data})
 
     def warning(self, number: int, **values: Any) -> tuple[str, str]:
         """(title, full message) of warning ``number``; the message starts ``WARNING <n> (<title>):``."""

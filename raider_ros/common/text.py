@@ -6,6 +6,7 @@ into one lookup key ("coffee machine" and "CoffeeMachine" share the key "coffeem
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Iterable
 
@@ -34,3 +35,54 @@ def singular(word: str) -> str:
 
 def word_key(words: Iterable[str]) -> str:
     return "".join(words)
+
+
+# --------------------------------------------------------------------------- quoted data
+# Characters str.splitlines() breaks on, and other control characters: inside quoted data they
+# are written as JSON \u escapes, so nothing a person, a label or a tool writes can start a line.
+_BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\u200b-\u200f\u202a-\u202e\u2060-\u2064]")
+
+
+def _escape_breaking(s: str) -> str:
+    return _BREAKING.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
+
+
+def one_line(text: object) -> str:
+    """``text`` with every line separator and control character written as a ``\\uXXXX``
+    escape, unquoted: for names from the world (ids, rooms) listed in a prompt line."""
+    return _escape_breaking(str(text))
+
+
+def quote_data(text: object) -> str:
+    """Text from the world (a query, a person's answer, a label, a tool's message) as ONE JSON
+    string literal on one line: quotes and backslashes escaped, every line separator
+    (``\\n``, ``\\r``, ``\\v``, ``\\x85``, ``\\u2028``, ...) and control character written as a
+    ``\\uXXXX`` escape. ``json.loads`` gives the text back unchanged; no text inside can end the
+    quote, start a new line or re-label itself."""
+    return _escape_breaking(json.dumps(str(text), ensure_ascii=False))
+
+
+def quote_json_data(text: str) -> str:
+    """A tool result as delimited data on one line: JSON stays JSON (written compactly, strings
+    escaped as in :func:`quote_data`); anything else becomes one quoted string."""
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return quote_data(text)
+    try:
+        return _escape_breaking(json.dumps(value, ensure_ascii=False))
+    except (ValueError, TypeError, RecursionError):
+        return quote_data(text)
+
+
+def unquote_data(text: str) -> tuple[str, str] | None:
+    """(value, rest) when ``text`` starts with a JSON string literal as :func:`quote_data`
+    writes it, else None."""
+    t = text.lstrip()
+    if not t.startswith('"'):
+        return None
+    try:
+        value, end = json.JSONDecoder().raw_decode(t)
+    except ValueError:
+        return None
+    return (value, t[end:]) if isinstance(value, str) else None

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from raider_ros.common.yamlfile import safe_load_bounded
 from raider_ros.sim.scene import Scene, SceneError, apply_setup, load_scene
 
 from .recovery_check import RecoveryFormatError, parse_recovery
@@ -106,7 +107,7 @@ class _Bool:
         self.value, self.text = value, text
 
 
-class _CaseLoader(yaml.SafeLoader):
+class _CaseLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     pass
 
 
@@ -143,8 +144,14 @@ def _read_yaml(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SceneError(f"{path}: cannot read: {exc}") from None
+    return _parse_yaml(text, path)
+
+
+def _parse_yaml(text: str, path: Any) -> Any:
     try:
-        return yaml.load(text, Loader=_CaseLoader)  # noqa: S506 - a SafeLoader subclass
+        return safe_load_bounded(text, _CaseLoader)    # a SafeLoader subclass; alias bombs refused
+    except RecursionError:
+        raise SceneError(f"{path}: not valid YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark is not None else ""
@@ -301,6 +308,19 @@ def _strip_source(message: str, f: Path) -> str:
     return message[len(prefix):].strip() if message.startswith(prefix) else message
 
 
+def load_cases_text(text: str, scenes: Mapping[str, Scene], source: str = "<text>") -> Benchmark:
+    """The cases of one case file given as text, against ``scenes``; like :func:`load_benchmark`
+    it never raises: every problem is a :class:`LoadError` in ``errors``."""
+    bench = Benchmark(directory=Path("."), scenes=dict(scenes), cases=[])
+    try:
+        doc = _parse_yaml(text, source)
+    except SceneError as exc:
+        bench.errors.append(LoadError(source, _strip_source(str(exc), Path(source))))
+        return bench
+    _load_case_doc(doc, source, bench, {}, [])
+    return bench
+
+
 def _load_case_file(f: Path, bench: Benchmark, seen_ids: dict[str, str],
                     broken_scene_files: list[Path]) -> None:
     src = str(f)
@@ -309,6 +329,11 @@ def _load_case_file(f: Path, bench: Benchmark, seen_ids: dict[str, str],
     except SceneError as exc:
         bench.errors.append(LoadError(src, _strip_source(str(exc), f)))
         return
+    _load_case_doc(doc, src, bench, seen_ids, broken_scene_files)
+
+
+def _load_case_doc(doc: Any, src: str, bench: Benchmark, seen_ids: dict[str, str],
+                   broken_scene_files: list[Path]) -> None:
     if not isinstance(doc, Mapping):
         bench.errors.append(LoadError(src, f"expected a mapping with format, scene and cases, got {_show(doc)}"))
         return

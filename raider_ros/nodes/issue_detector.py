@@ -2,21 +2,33 @@
 
 Action ``detect_issue`` (raider_ros/action/DetectIssue): goal = query + optional context;
 feedback = the stage (ground / ask / answer / issue), each tool call with its result, each
-flow-manager warning; result = issue, explanation, grounding, status, counts, tokens, time
-and the transcript. Service ``detect_issue`` does the same for simple clients. Every result
-is published on ``issue_detector/explanations`` and every transcript on
-``issue_detector/transcripts``. Goals run one at a time in arrival order; past ``queue_size``
-waiting goals a new one ends at once with status error and the reason. The tools are the
-scene_graph node's services.
+flow-manager warning; result = issue, explanation, grounding, status, counts, tokens, time,
+the transcript, and the request's place in the queue (request_number, queued_s). Service
+``detect_issue`` does the same for simple clients. Every result is published on
+``issue_detector/explanations`` and every transcript on ``issue_detector/transcripts``.
+
+Request handling: every goal and service call is answered, in arrival order, or refused with
+a reason - none is lost. Callbacks never block: they validate the request (size limits,
+``max_query_chars`` / ``max_context_chars``; a NUL is refused), put it in a queue served by one
+worker thread of its own, and await its answer as rclpy coroutines, so waiting requests hold
+no executor thread and the running check always gets its tool replies. Past ``queue_size``
+waiting requests a new one is answered at once with status error "busy: ...". A request that
+has not started ``request_deadline_s`` after it arrived is answered with status error (waiting
+counts); a started check gets ``time_limit_s`` but never past that deadline. A goal cancelled
+while waiting is answered at once. The tools are the scene_graph node's services.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+import time
+from dataclasses import dataclass, fields
+from typing import Any, Callable
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from std_msgs.msg import Header, String
 
 from raider_ros.action import DetectIssue
@@ -26,7 +38,8 @@ from raider_ros.ros.retrieve_client import RosRetrieve
 from raider_ros.agent.flow import AgentResult
 from raider_ros.msg import IssueReport, SceneGraphStatus, Transcript
 from raider_ros.ros import conversions as conv
-from raider_ros.ros.goal_queue import FreshnessGate, GoalQueue, QueueRefused
+from raider_ros.common import limits
+from raider_ros.ros.goal_queue import FreshnessGate, QueueRefused, Request, RequestQueue
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.ros.tool_client import RosToolExecutor
@@ -59,13 +72,38 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
     Param("tool_service", "scene_graph/call_tool", "Service that answers the agent's tool calls"),
     Param("scene_graph_topic", "scene_graph/json", "Scene graph JSON (for the llm_visual_obs baseline)"),
     Param("status_topic", "scene_graph/status", "Scene graph status (which camera frame the graph reflects)"),
-    Param("queue_size", 8, "Goals that may wait while one runs; more are ended with status error"),
+    Param("queue_size", 8, "Requests (goals and service calls) that may wait while one runs; more are "
+                           "answered at once with status error 'busy'"),
+    Param("request_deadline_s", 60.0, "A request not started this long after it arrived is answered with "
+                                      "status error (time waiting in the queue counts); a started check "
+                                      "never runs past it either [s]"),
     Param("fresh_frame_timeout_s", 8.0, "A check waits for a perception frame newer than the request; "
                                         "none within this time ends it with status error [s]"),
+    Param("perception_silent_s", 6.0, "No scene-graph status for this long: perception counts as down and checks "
+                                      "fail at once with the reason, instead of each waiting fresh_frame_timeout_s [s]"),
+    Param("max_query_chars", limits.MAX_QUERY_CHARS, "Longest query accepted; a longer one is refused at once"),
+    Param("max_context_chars", limits.MAX_CONTEXT_CHARS, "Longest context accepted; a longer one is refused at once"),
+    Param("max_transcript_chars", limits.MAX_TRANSCRIPT_CHARS,
+          "Most characters of a transcript returned and published (the longest messages are cut)"),
     Param("retrieval", "off", "Scene graph in the first message: off | full (every object) | rag (the task's "
                               "subgraph, the whole graph on request) | rag-strict (never the whole graph)"),
     Param("retrieve_service", "scene_graph/retrieve", "Service that retrieves the task-relevant subgraph"),
 )
+
+
+@dataclass
+class _Check:
+    query: str
+    context: str
+    since: float                                   # ROS time of arrival [s] (fresh-frame wait)
+    on_event: Callable[[str, dict], None] | None = None
+
+
+def request_qos(queue_size: int) -> QoSProfile:
+    """Reliable, deep enough for a burst of requests and of immediate answers (the default
+    depth of 10 drops requests beyond it): KEEP_LAST max(100, 4 x (queue_size + 1))."""
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=max(100, 4 * (int(queue_size) + 1)),
+                      reliability=ReliabilityPolicy.RELIABLE)
 
 
 class IssueDetectorNode(Node):
@@ -84,20 +122,30 @@ class IssueDetectorNode(Node):
         except (ValueError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         self.backend_name = getattr(getattr(self.agent, "llm", None), "name", settings.method)
-        self.queue = GoalQueue(self.p["queue_size"])
-        self.freshness = FreshnessGate(self.p["status_topic"])
+        self.freshness = FreshnessGate(self.p["status_topic"], silent_after_s=self.p["perception_silent_s"])
         self.pub_report = self.create_publisher(IssueReport, "issue_detector/explanations", 10)
         self.pub_transcript = self.create_publisher(Transcript, "issue_detector/transcripts", 10)
         self.create_subscription(SceneGraphStatus, self.p["status_topic"],
                                  lambda m: self.freshness.update(conv.msg_to_status(m)), LATCHED, callback_group=group)
         if settings.method == "llm_visual_obs":
             self.create_subscription(String, self.p["scene_graph_topic"], self._on_graph, LATCHED, callback_group=group)
+        try:
+            self.requests = RequestQueue(self.p["queue_size"], self._run_check, self._not_run,
+                                         self.p["request_deadline_s"], name="issue_detector")
+        except ValueError as exc:
+            raise StartupError(self.get_name(), str(exc)) from None
+        qos = request_qos(self.p["queue_size"])
         self._action = ActionServer(self, DetectIssue, "detect_issue", execute_callback=self._on_execute,
                                     goal_callback=lambda _g: GoalResponse.ACCEPT,
-                                    cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
-        self.create_service(DetectIssueSrv, "detect_issue", self._on_service, callback_group=group)
+                                    cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group,
+                                    goal_service_qos_profile=qos, result_service_qos_profile=qos,
+                                    cancel_service_qos_profile=qos)
+        self.create_service(DetectIssueSrv, "detect_issue", self._on_service, qos_profile=qos, callback_group=group)
+        self.create_timer(0.2, self.requests.sweep, callback_group=group)
+        self.requests.start()
         self.get_logger().info(f"issue detector ready: method {settings.method}, backend {self.backend_name}, "
-                               f"toolset {settings.toolset}")
+                               f"toolset {settings.toolset}, queue_size {self.p['queue_size']}, "
+                               f"request_deadline_s {self.p['request_deadline_s']:g}")
 
     def _on_graph(self, msg: String) -> None:
         try:
@@ -105,21 +153,54 @@ class IssueDetectorNode(Node):
         except (ValueError, AttributeError):
             self.get_logger().warning("scene graph JSON could not be read", throttle_duration_sec=10.0)
 
-    # ------------------------------------------------------------------ running one check
-    def _check(self, query: str, context: str, on_event=None, cancel=lambda: False) -> AgentResult:
-        since = self.get_clock().now().nanoseconds * 1e-9
+    # ------------------------------------------------------------------ the queue
+    def _submit(self, query: str, context: str, on_event=None, cancel: Callable[[], bool] = lambda: False) -> Future:
+        """Validate and queue a request; the returned future completes with its (AgentResult,
+        Request or None). Never blocks."""
+        future = Future(executor=self.executor)
+        problem = limits.request_problem(query, context, max_query=self.p["max_query_chars"],
+                                         max_context=self.p["max_context_chars"])
+        if problem:
+            future.set_result((self._error(f"request refused: {problem}"), None))
+            return future
+        box: dict[str, Any] = {}
+
+        def done(res: AgentResult) -> None:
+            future.set_result((res, box.get("request")))
+            if self.executor is not None:
+                self.executor.wake()     # the awaiting callback resumes without other traffic
+
+        check = _Check(query, context, self.get_clock().now().nanoseconds * 1e-9, on_event)
         try:
-            with self.queue.turn(cancel):
-                timeout = self.p["fresh_frame_timeout_s"]
-                stale = self.freshness.wait_fresh(since, timeout, cancel) if timeout > 0 else None
-                if stale is not None:
-                    res = AgentResult(status="error", backend=self.backend_name, error=stale)
-                else:
-                    res = self.agent.run(query, context or None, on_event=on_event, cancel=cancel)
+            box["request"] = self.requests.submit(check, done, cancel)
         except QueueRefused as exc:
-            return AgentResult(status="error", backend=self.backend_name, error=str(exc))
+            future.set_result((self._error(str(exc)), None))
+        return future
+
+    def _error(self, reason: str) -> AgentResult:
+        return AgentResult(status="error", backend=self.backend_name, error=reason)
+
+    def _not_run(self, req: Request, reason: str) -> AgentResult:
+        res = self._error(reason)
+        self._publish(req.payload.query, req.payload.context, res)
+        return res
+
+    def _run_check(self, req: Request) -> AgentResult:
+        """One check, on the queue's worker thread, within the request's deadline."""
+        check: _Check = req.payload
+        timeout = min(self.p["fresh_frame_timeout_s"], req.left_s())
+        stale = self.freshness.wait_fresh(check.since, timeout, req.cancelled) if timeout > 0 else None
+        if stale is not None:
+            res = self._error(stale)
+        elif req.left_s() <= 0:
+            res = self._error(f"the request deadline of {self.p['request_deadline_s']:g} s passed before the check "
+                              "started (request_deadline_s)")
+        else:
+            res = self.agent.run(check.query, check.context or None, on_event=check.on_event, cancel=req.cancelled,
+                                 time_limit_s=req.left_s())
         res.backend = res.backend or self.backend_name
-        self._publish(query, context, res)
+        res.transcript = limits.cap_transcript(res.transcript, self.p["max_transcript_chars"])
+        self._publish(check.query, check.context, res)
         return res
 
     def _publish(self, query: str, context: str, res: AgentResult) -> None:
@@ -135,7 +216,7 @@ class IssueDetectorNode(Node):
         self.get_logger().info(f"{query!r} -> {outcome} ({res.elapsed_s:.2f} s)")
 
     @staticmethod
-    def _fill(target, res: AgentResult):
+    def _fill(target, res: AgentResult, req: Request | None = None):
         target.issue = res.issue or ""
         target.explanation = res.explanation
         target.grounding = [str(g) for g in res.grounding]
@@ -148,12 +229,15 @@ class IssueDetectorNode(Node):
         target.completion_tokens = int(res.completion_tokens)
         target.elapsed_s = float(res.elapsed_s)
         target.transcript_json = json.dumps(res.transcript)
+        if req is not None:
+            target.request_number = int(req.number)
+            target.queued_s = float(req.waited_s)
         target.warnings = [f"{w.number} {w.title}" for w in res.warnings]
         target.tools_used = [c.name for c in res.tool_calls]
         return target
 
     # ------------------------------------------------------------------ action and service
-    def _on_execute(self, goal_handle):
+    async def _on_execute(self, goal_handle):
         req = goal_handle.request
 
         def on_event(stage: str, payload: dict) -> None:
@@ -174,8 +258,9 @@ class IssueDetectorNode(Node):
                 fb.message = str(payload.get("text") or payload.get("explanation") or "")[:500]
             goal_handle.publish_feedback(fb)
 
-        res = self._check(req.query, req.context, on_event, cancel=lambda: goal_handle.is_cancel_requested)
-        result = self._fill(DetectIssue.Result(), res)
+        res, request = await self._submit(req.query, req.context, on_event,
+                                          cancel=lambda: goal_handle.is_cancel_requested)
+        result = self._fill(DetectIssue.Result(), res, request)
         if goal_handle.is_cancel_requested:
             goal_handle.canceled()
         elif res.status == "ok":
@@ -184,10 +269,12 @@ class IssueDetectorNode(Node):
             goal_handle.abort()
         return result
 
-    def _on_service(self, req, res):
-        return self._fill(res, self._check(req.query, req.context))
+    async def _on_service(self, req, response):
+        res, request = await self._submit(req.query, req.context)
+        return self._fill(response, res, request)
 
     def destroy_node(self):
+        self.requests.stop()
         self._action.destroy()
         return super().destroy_node()
 

@@ -21,10 +21,12 @@ from rclpy.node import Node
 from std_msgs.msg import Header, String
 
 from raider_ros.action import ExecuteSkill, ExecuteTask
+from raider_ros.common.limits import request_problem
 from raider_ros.executor.machine import DetectionOutcome, Executor, ExecutorConfig, Ports
 from raider_ros.executor.task import TaskError, parse_aliases, resolve_task
 from raider_ros.msg import IssueReport, RobotState
 from raider_ros.recovery.plan import Literal, Plan, PlanError, PlanStep, Var
+from raider_ros.ros.port_wait import wait_answer
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import run_node
 from raider_ros.ros.qos import LATCHED
@@ -37,6 +39,10 @@ PARAMS = (
     Param("skill_timeout_s", 60.0, "Longest wait for one robot skill [s]"),
     Param("ask_timeout_s", 60.0, "How long a person has to answer [s]"),
     Param("planner_time_limit_s", 10.0, "Time limit of the PDDL planner [s]"),
+    Param("server_wait_s", 10.0, "How long a port waits for its service or action server to appear (a node "
+                                 "being respawned) before the task is aborted naming it [s]"),
+    Param("skill_goal_wait_s", 10.0, "How long the robot's skill server has to accept or refuse a skill goal "
+                                     "(it answers late on a loaded machine) [s]"),
     Param("aliases", "free_table:FreeTable_1", "Names used by recovery plans -> scene ids, 'name:id,name:id'"),
 )
 
@@ -70,19 +76,20 @@ class PlanExecutorNode(Node):
         return GoalResponse.ACCEPT
 
     # ------------------------------------------------------------------ ROS ports
-    def _wait(self, future, timeout: float, what: str):
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(timeout):
-            raise TimeoutError(f"{what}: no answer within {timeout:.0f} s")
-        return future.result()
+    def _wait(self, future, timeout: float, what: str, alive=None):
+        return wait_answer(future, timeout, what, alive)
 
     def _service(self, client, request, timeout: float):
-        if not client.wait_for_service(timeout_sec=min(timeout / 2, 2.0)):
-            raise RuntimeError(f"service {client.srv_name} is not available")
-        return self._wait(client.call_async(request), timeout, client.srv_name)
+        # a node being respawned (2 s after it exits, then its start-up) is waited for
+        if not client.wait_for_service(timeout_sec=min(timeout / 2, self.p["server_wait_s"])):
+            raise RuntimeError(f"service {client.srv_name} is not available after {self.p['server_wait_s']:g} s "
+                               "(is its node running?)")
+        return self._wait(client.call_async(request), timeout, client.srv_name, alive=client.service_is_ready)
 
     def _detect(self, query: str, context: str) -> DetectionOutcome:
+        problem = request_problem(query, context)
+        if problem:       # a person's long or NUL answer: refused here, not cut short by ROS
+            return DetectionOutcome(issue="", status="error", reason=f"request refused: {problem}")
         r = self._service(self.detect_client, DetectIssue.Request(query=query, context=context),
                           self.p["detect_timeout_s"])
         return DetectionOutcome(issue=r.issue or "none" if r.status == "ok" else r.issue, explanation=r.explanation,
@@ -98,10 +105,12 @@ class PlanExecutorNode(Node):
         return Plan(steps, r.plan_text)
 
     def _skill(self, name: str, args: list[str], cancel) -> tuple[bool, str]:
-        if not self.skill_client.wait_for_server(timeout_sec=min(2.0, self.p["skill_timeout_s"] / 2)):
+        if not self.skill_client.wait_for_server(timeout_sec=min(self.p["server_wait_s"], self.p["skill_timeout_s"] / 2)):
             raise RuntimeError("the execute_skill action server is not available (is sim_world / the robot up?)")
         handle = self._wait(self.skill_client.send_goal_async(ExecuteSkill.Goal(skill=name, args=list(args))),
-                            min(2.0, self.p["skill_timeout_s"] / 2), "the execute_skill action server (goal request)")
+                            min(self.p["skill_goal_wait_s"], self.p["skill_timeout_s"]),
+                            "the execute_skill action server (goal request)",
+                            alive=self.skill_client.server_is_ready)
         if not handle.accepted:
             return False, f"the robot refused the {name} goal (busy)"
         result_future = handle.get_result_async()
@@ -116,6 +125,9 @@ class PlanExecutorNode(Node):
             if time.monotonic() > end:
                 handle.cancel_goal_async()
                 raise TimeoutError(f"skill {name} did not finish within {self.p['skill_timeout_s']:.0f} s")
+            if not self.skill_client.server_is_ready():
+                raise ConnectionError(f"skill {name}: the execute_skill action server went away while it ran "
+                                      "(sim_world or the robot stopped?); the skill's outcome is unknown")
         res = result_future.result().result
         return bool(res.success), res.message
 

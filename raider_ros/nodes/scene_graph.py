@@ -26,6 +26,7 @@ from rclpy.node import Node
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
+from raider_ros.common.limits import MAX_TOOL_ARG_CHARS
 from raider_ros.msg import Objects3D, RobotState, SceneGraphStatus, SpatialRelations
 from raider_ros.perception.pipeline import PerceptionResult
 from raider_ros.perception.provider import TruthProvider
@@ -47,7 +48,12 @@ PARAMS = (
     Param("path_clearance_m", 0.3, "check_free_path: an obstacle closer than this to the floor path blocks it [m]"),
     Param("user_info_corpus", "", "Corpus for retrieve_user_information ('' = data/user_info/corpus.yaml)"),
     Param("world_frame", "map", "Frame id of the markers"),
-    Param("preload_user_info", True, "Load the sentence-embedding model for retrieve_user_information at start"),
+    Param("preload_user_info", True, "Load the sentence-embedding model for retrieve_user_information at start, "
+                                     "in the background"),
+    Param("user_info_wait_s", 3.0, "A retrieve_user_information call made while the model still loads waits "
+                                   "this long, then answers 'loading' (below the agent's 5 s per-tool timeout) [s]"),
+    Param("max_tool_arg_chars", MAX_TOOL_ARG_CHARS, "Longest tool argument accepted; a longer one is refused "
+                                                    "without being echoed"),
     Param("retrieval_mode", "rag", "scene_graph/retrieve default mode: full | rag | rag-strict"),
     Param("retrieval_index", "faiss-flat", "Vector index of the scene-graph documents: faiss-flat | exact | hnswlib | usearch | faiss | annoy"),
     Param("retrieval_threshold", 0.5, "Entry points: cosine similarity at least this (objects seen earlier)"),
@@ -66,7 +72,9 @@ class SceneGraphNode(Node):
         self.graph = SceneGraph(forget_after_s=self.p["forget_after_s"])
         try:
             self.tools = ToolBox(self.graph, self.provider, {"path_clearance_m": self.p["path_clearance_m"],
-                                                             "user_info_corpus": self.p["user_info_corpus"]})
+                                                             "user_info_corpus": self.p["user_info_corpus"],
+                                                             "user_info_wait_s": self.p["user_info_wait_s"],
+                                                             "max_arg_chars": self.p["max_tool_arg_chars"]})
         except ValueError as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         self.frame_version = -1        # world version of the last folded-in frame
@@ -92,8 +100,7 @@ class SceneGraphNode(Node):
         self.create_subscription(RobotState, "robot_state", self._on_robot_state, LATCHED)
         self.create_timer(0.25, self._fetch_truth, callback_group=MutuallyExclusiveCallbackGroup())
         if self.p["preload_user_info"]:  # the first query would otherwise wait for the model to load
-            threading.Thread(target=self.tools.call, args=("retrieve_user_information", ["warm-up"]),
-                             kwargs={"deadline": float("inf")}, daemon=True).start()
+            self.tools.preload_user_info()
         try:
             self.retriever = Retriever(self.graph, RetrievalSettings(
                 mode=self.p["retrieval_mode"], index=self.p["retrieval_index"],

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from raider_ros.common.geometry import floor_path_end
+from raider_ros.common.limits import MAX_TOOL_ARG_CHARS, tool_args_problem
 from raider_ros.common.paths import data_dir
 from raider_ros.common.tool_contract import (ToolExecutorBase, ToolFailure, ToolResult, check_implementations,
                                              tool_catalogue)
@@ -67,6 +68,9 @@ class ToolConfig:
     max_results: int = 12             # answers per call when a name matches many instances
     default_reach_m: float = 1.1      # used only when no robot information is available
     user_info_corpus: str = ""        # path; "" = data/user_info/corpus.yaml
+    user_info_wait_s: float = 0.0     # while the embedding model loads, a call waits this long and
+                                      # then answers "loading" (0: it waits until the model is ready)
+    max_arg_chars: int = MAX_TOOL_ARG_CHARS   # longer arguments are refused (never echoed back)
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any] | None) -> "ToolConfig":
@@ -84,7 +88,8 @@ class ToolConfig:
             cfg = cls(**{k: type(getattr(cls(), k))(v) for k, v in raw.items()})
         except (TypeError, ValueError) as e:
             raise ValueError(f"tool config: bad value: {e}") from None
-        if not cfg.path_clearance_m > 0 or cfg.max_results < 1 or not cfg.default_reach_m > 0:
+        if not cfg.path_clearance_m > 0 or cfg.max_results < 1 or not cfg.default_reach_m > 0 \
+                or cfg.user_info_wait_s < 0 or cfg.max_arg_chars < 1:
             raise ValueError(f"tool config: values must be positive, got {cfg}")
         return cfg
 
@@ -132,6 +137,11 @@ class ToolBox(ToolExecutorBase):
                                    + ", ".join(self.signature(n) for n in self._tools))
         if deadline is not None and time.monotonic() >= deadline:
             return ToolResult.fail("time limit reached before the call started")
+        raw = list(args.values()) if isinstance(args, Mapping) else ([args] if isinstance(args, str) else args)
+        if isinstance(raw, (list, tuple)):
+            problem = tool_args_problem(name, raw, max_chars=self.config.max_arg_chars)
+            if problem:
+                return ToolResult.fail(f"argument refused: {problem}")
         try:
             values = self._bind(name, args)
             data = self._tools[name](self.graph.snapshot(), *values)
@@ -358,15 +368,36 @@ class ToolBox(ToolExecutorBase):
         if not query.strip():
             raise ToolFailure("retrieve_user_information(query): the query is empty")
         try:
-            with self._user_info_lock:
-                if self._user_info is None:
-                    from .user_info import UserInfoRetriever
-                    path = self.config.user_info_corpus or str(data_dir() / "user_info" / "corpus.yaml")
-                    self._user_info = UserInfoRetriever(Path(path))
-            ans = self._user_info.query(query)
+            retriever = self._user_info_retriever()
+            wait = self.config.user_info_wait_s
+            if wait > 0 and not retriever.ready:
+                retriever.start_loading()
+                if not retriever.wait_ready(wait):
+                    raise ToolFailure(
+                        f"loading: the user-information model is still loading (for {retriever.loading_for_s():.1f} s); "
+                        "ask again in a few seconds", {"error": "loading", "retry_after_s": 2.0})
+            ans = retriever.query(query)
+        except ToolFailure:
+            raise
         except Exception as e:  # noqa: BLE001 - model or corpus unavailable: say why
             raise ToolFailure(f"user information unavailable: {e}") from None
         return {"query": query, "answer": ans.answer, "score": _r(ans.score)}
+
+    def _user_info_retriever(self):
+        with self._user_info_lock:
+            if self._user_info is None:
+                from .user_info import UserInfoRetriever
+                path = self.config.user_info_corpus or str(data_dir() / "user_info" / "corpus.yaml")
+                self._user_info = UserInfoRetriever(Path(path))
+            return self._user_info
+
+    def preload_user_info(self) -> None:
+        """Start loading the sentence-embedding model and the corpus in the background (a node
+        does this at start), so that no tool call pays for the load."""
+        try:
+            self._user_info_retriever().start_loading()
+        except Exception:  # noqa: BLE001 - a bad corpus is reported by the first call
+            pass
 
     # ---------------------------------------------------------------------- geometry
     def _gap(self, snap: SceneSnapshot, a: str, b: str) -> dict:

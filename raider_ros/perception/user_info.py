@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -84,6 +85,40 @@ class UserInfoRetriever:
         self._device = device
         self._lock = threading.Lock()
         self._corpus_emb: np.ndarray | None = None
+        self._done = threading.Event()            # set when a load finished (or failed)
+        self._loader: threading.Thread | None = None
+        self._load_started = 0.0
+
+    @property
+    def ready(self) -> bool:
+        """The model and the corpus embeddings are loaded."""
+        return self._corpus_emb is not None
+
+    def start_loading(self) -> None:
+        """Load in a background thread (idempotent); :meth:`wait_ready` waits for it."""
+        with self._lock:
+            if self._loader is not None or self._corpus_emb is not None:
+                return
+            self._load_started = time.monotonic()
+            self._loader = threading.Thread(target=self._background_load, name="user-info-load", daemon=True)
+            self._loader.start()
+
+    def _background_load(self) -> None:
+        try:
+            self._load()
+        except Exception:  # noqa: BLE001 - the next query raises the reason itself
+            pass
+        finally:
+            self._done.set()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a background load; True when ready."""
+        if self._corpus_emb is None:
+            self._done.wait(max(0.0, timeout))
+        return self._corpus_emb is not None
+
+    def loading_for_s(self) -> float:
+        return time.monotonic() - self._load_started if self._load_started else 0.0
 
     def _load(self) -> tuple[Encoder, np.ndarray]:
         with self._lock:

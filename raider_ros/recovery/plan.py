@@ -28,6 +28,7 @@ import json
 import keyword
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Union
 
@@ -276,6 +277,9 @@ def _split_statements(code: str) -> list[str]:
                     if depth > MAX_DEPTH:
                         raise PlanError(f"brackets nested more than {MAX_DEPTH} deep (line {tok.start[0]})")
                 elif tok.string in _CLOSE:
+                    if depth == 0:
+                        raise PlanError(f"not valid plan syntax: {tok.string!r} on line {tok.start[0]} closes no "
+                                        "bracket (one closing bracket too many)")
                     depth -= 1
             if start is None:
                 start = offset(tok.start)
@@ -351,7 +355,9 @@ def _parse_chunk(chunk: str, index: int) -> ast.stmt:
         if w in _STATEMENT_KEYWORDS:
             raise PlanError(_STATEMENT_KEYWORDS[w], statement=index, source=chunk)
     try:
-        module = ast.parse(chunk, mode="exec")   # builds a tree only; nothing runs
+        with warnings.catch_warnings():          # untrusted text: no SyntaxWarning on stderr
+            warnings.simplefilter("ignore")
+            module = ast.parse(chunk, mode="exec")   # builds a tree only; nothing runs
     except (SyntaxError, ValueError) as exc:
         raise PlanError(f"not valid plan syntax: {_exc_text(exc)}", statement=index, source=chunk) from None
     except (RecursionError, MemoryError):

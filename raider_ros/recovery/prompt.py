@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from raider_ros.common.paths import data_dir
+from raider_ros.common.text import quote_data
 
 PARTS = ("objective.md", "actions.md", "notes.md", "examples.md")
 QUERY_TEMPLATE = "query.md"
@@ -58,8 +59,12 @@ class RecoveryPrompt:
 
     def query(self, action: str, issue: str, explanation: str, holding: str | None,
               context: str = "") -> str:
-        ctx = f"what the person said: {context.strip()}\n" if context and context.strip() else ""
-        explanation = (explanation or "").strip().rstrip(".") or "none given"
+        # a person's words are quoted data; the explanation (which may quote labels) and the
+        # holding id stay on their line: no text inside them can start a line of the prompt
+        ctx = f"what the person said: {quote_data(context.strip())}\n" if context and context.strip() else ""
+        explanation = " ".join((explanation or "").split()).rstrip(".") or "none given"
+        holding = " ".join(holding.split()) if holding else holding
+        action = " ".join(action.split())
         return self.query_template.format_map({
             "action": action.strip(), "issue": issue.strip(), "explanation": explanation,
             "holding": holding or "none", "context": ctx,

@@ -86,7 +86,7 @@ def read_request(query: str, grounding: Sequence[str] = ()) -> RecoveryRequest:
     m = _CALL.match(q)
     if m:
         action = _canonical(m.group(1).replace(" ", "_"))
-        args = [a.strip().strip("'\"").strip() for a in m.group(2).split(",") if a.strip()]
+        args = [c for c in (_arg(a) for a in m.group(2).split(",")) if c]
         return RecoveryRequest(action, args, q)
     words = q.split()
     # "approach medicine_counter", "pick adrianas_medicine medicine_counter": an action and names
@@ -97,6 +97,14 @@ def read_request(query: str, grounding: Sequence[str] = ()) -> RecoveryRequest:
     action = _verb_of(q)
     args = list(grounding) or _ID.findall(q) or ([_object_phrase(q)] if _object_phrase(q) else [])
     return RecoveryRequest(action, args, q)
+
+
+_ARG_EDGES = re.compile(r"^[\s\"'`(\[{]+|[\s\"'`)\]}.?!;]+$")
+
+
+def _arg(text: str) -> str:
+    """One argument of a written call without quotes or stray brackets: 'Apple")' -> 'Apple'."""
+    return _ARG_EDGES.sub("", text)
 
 
 def _canonical(name: str) -> str | None:

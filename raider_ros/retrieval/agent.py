@@ -139,7 +139,8 @@ class RetrievalFlowManager(ProgramFlowManager):
     def current_task(self) -> tuple[str, str]:
         return self._task
 
-    def run(self, query: str, context: str | None = None, on_event=None, cancel=None, *, objects=None):
+    def run(self, query: str, context: str | None = None, on_event=None, cancel=None, *, objects=None,
+            time_limit_s: float | None = None):
         self._task = (query if isinstance(query, str) else "", context or "")
         rec = self.last = RetrievalRecord(self.mode)
 
@@ -157,7 +158,7 @@ class RetrievalFlowManager(ProgramFlowManager):
                                    "total_objects": sub.total_objects})
             return text
 
-        return self._execute(query, first_user, on_event, cancel)
+        return self._execute(query, first_user, on_event, cancel, time_limit_s)
 
 
 def build_retrieval_detector(s: DetectorSettings, tools: Any, retrieve: Retrieve | None, mode: str = "off", *,

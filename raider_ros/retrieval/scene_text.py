@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from raider_ros.agent.prompt import fill
 from raider_ros.common.paths import data_dir
+from raider_ros.common.text import one_line
 from raider_ros.common.token_count import count_tokens
 from raider_ros.common.yamlfile import read_yaml_mapping
 
@@ -50,17 +51,17 @@ def _details(attrs: Mapping[str, Any], now: float, t: Mapping[str, Any]) -> str:
         parts.append(fill(t["support"][rel[0]], {"other": rel[1]}))
     for k, v in sorted((attrs.get("state") or {}).items()):
         parts.append(fill(t["state_true"] if v else t["state_false"], {"key": k}))
-    return ", ".join(parts)
+    return one_line(", ".join(parts))         # rooms and names come from the world: one line each
 
 
 def scene_text(sub: Subgraph, template_file: str | None = None) -> SceneText:
     """The representation of ``sub`` (a retrieved subgraph or the whole graph)."""
     t = templates(template_file)
     in_sight = sub.in_sight()
-    items = [fill(t["remembered_item"], {"id": i, "details": _details(sub.nodes[i].attributes, sub.stamp, t)})
+    items = [fill(t["remembered_item"], {"id": one_line(i), "details": _details(sub.nodes[i].attributes, sub.stamp, t)})
              for i in sub.remembered()]
     lines = [fill(t["remembered"], {"objects": ", ".join(items)})] if items else []
-    first = fill(_objects_line(), {"objects": ", ".join(in_sight) if in_sight else "none"})
+    first = fill(_objects_line(), {"objects": ", ".join(map(one_line, in_sight)) if in_sight else "none"})
     text = "\n".join([first, *lines])
     return SceneText(in_sight, lines, text, count_tokens(text))
 
@@ -72,7 +73,7 @@ def update_text(sub: Subgraph, new_ids: list[str], template_file: str | None = N
     for i in new_ids:
         a = sub.nodes[i].attributes
         d = _details(a, sub.stamp, t) if not a.get("visible") else ""
-        items.append(fill(t["remembered_item"], {"id": i, "details": d}) if d else i)
+        items.append(fill(t["remembered_item"], {"id": one_line(i), "details": d}) if d else one_line(i))
     return fill(t["update"], {"objects": ", ".join(items)})
 
 

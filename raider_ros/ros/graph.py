@@ -58,7 +58,11 @@ class NodeProcess:
 
 
 class NodeGraph:
-    def __init__(self, log_dir: str | Path | None = None, env: dict | None = None):
+    def __init__(self, log_dir: str | Path | None = None, env: dict | None = None,
+                 prefix: list[str] | None = None):
+        """``prefix``: a command every node is started through, e.g. ``ip netns exec <ns>``
+        to run the graph in a network namespace (test/integration/test_two_hosts.py)."""
+        self.prefix = list(prefix or [])
         self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="raider_graph_"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.env = {**os.environ, **(env or {})}
@@ -68,7 +72,7 @@ class NodeGraph:
     def start(self, executable: str, params: dict | None = None, name: str | None = None,
               args: list[str] | None = None, namespace: str | None = None) -> NodeProcess:
         name = name or executable
-        cmd = [sys.executable, str(executable_path(executable)), *(args or []), "--ros-args"]
+        cmd = [*self.prefix, sys.executable, str(executable_path(executable)), *(args or []), "--ros-args"]
         cfg = config_file(executable)
         if cfg is not None:
             cmd += ["--params-file", str(cfg)]
@@ -83,6 +87,35 @@ class NodeGraph:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
                                 start_new_session=True)
         node = NodeProcess(name, proc, log_path, {"log": log, "cmd": cmd})
+        self.nodes[name] = node
+        return node
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` (default SIGKILL: no goodbye, no clean shutdown) to a node's process
+        group; the record stays so :meth:`restart` can start it again."""
+        n = self.nodes[name]
+        try:
+            os.killpg(n.process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            n.process.wait(5.0)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def restart(self, name: str) -> NodeProcess:
+        """Start a node again with the command it was started with (what respawn does); its log
+        continues in the same file."""
+        old = self.nodes[name]
+        if old.alive():
+            self.stop(name)
+        else:
+            self.nodes.pop(name, None)
+            old.extra["log"].close()
+        log = open(old.log_path, "ab")  # noqa: SIM115 - owned by the process record
+        proc = subprocess.Popen(old.extra["cmd"], stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                start_new_session=True)
+        node = NodeProcess(name, proc, old.log_path, {"log": log, "cmd": old.extra["cmd"]})
         self.nodes[name] = node
         return node
 

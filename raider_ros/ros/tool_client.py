@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any, Sequence
 
+from raider_ros.common.limits import tool_args_problem
 from raider_ros.common.tool_contract import ToolExecutorBase, ToolResult
 from raider_ros.srv import CallTool
 
@@ -39,7 +40,11 @@ class RosToolExecutor(ToolExecutorBase):
             if not self.client.service_is_ready():
                 return ToolResult.unavailable(f"perception service {self.service} is not available "
                                               f"(is the scene_graph node running?)")
-        req = CallTool.Request(tool=str(name), args=[_arg_text(a) for a in args])
+        texts = [_arg_text(a) for a in args]
+        problem = tool_args_problem(str(name), texts)    # ROS would cut a NUL short; size is bounded
+        if problem:
+            return ToolResult.fail(f"argument refused: {problem}")
+        req = CallTool.Request(tool=str(name), args=texts)
         future = self.client.call_async(req)
         done = threading.Event()
         future.add_done_callback(lambda _f: done.set())

@@ -143,11 +143,20 @@ def _tokens(text: str) -> list[_Tok]:
     return out
 
 
+MAX_NESTING = 100     # brackets and prefix operators inside each other (deeper: a clear error)
+
+
 class _Parser:
     def __init__(self, text: str):
         self.text = text
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
+
+    def _deeper(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.fail(f"the formula is nested more than {MAX_NESTING} levels deep")
 
     def peek(self) -> _Tok:
         return self.toks[self.i]
@@ -202,11 +211,17 @@ class _Parser:
         if tok.kind == "op" and tok.text == "!":
             self.take()
             self._need_operand("!")
-            return Not(self.unary())
+            self._deeper()
+            inner = self.unary()
+            self.depth -= 1
+            return Not(inner)
         if tok.kind == "name" and tok.text in UNARY_OPS:
             self.take()
             self._need_operand(tok.text)
-            return Unary(tok.text, self.unary())
+            self._deeper()
+            inner = self.unary()
+            self.depth -= 1
+            return Unary(tok.text, inner)
         return self.primary()
 
     def _need_operand(self, op: str) -> None:
@@ -216,7 +231,9 @@ class _Parser:
     def primary(self) -> Formula:
         tok = self.take()
         if tok.kind == "op" and tok.text == "(":
+            self._deeper()
             inner = self.expr(0)
+            self.depth -= 1
             close = self.peek()
             if close.text != ")" or close.kind != "op":
                 raise self.fail(f"expected ')' to close the '(' at column {tok.pos + 1}, "

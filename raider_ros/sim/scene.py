@@ -22,6 +22,8 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
+from raider_ros.common.yamlfile import safe_load_bounded
+
 SCENE_FORMAT = "raider-scene/1"
 SHAPES = ("box", "cylinder", "sphere")
 DOOR_FACES = ("+x", "-x", "+y", "-y")
@@ -458,12 +460,12 @@ def parse_scene(data: Any, source: str = "<memory>") -> Scene:
 
 def load_yaml_text(text: str, source: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return safe_load_bounded(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SceneError(f"{source}:{where}: not valid YAML: {problem}") from None
+        raise SceneError(f"{source}:{where} not valid YAML: {problem}") from None
 
 
 def load_scene_text(text: str, source: str = "<text>") -> Scene:

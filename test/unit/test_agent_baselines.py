@@ -101,7 +101,7 @@ def test_llm_visual_obs_prompt_and_run():
     assert (res.status, res.issue, res.grounding, res.method) == ("ok", "ambiguity", ["Mug_1", "Mug_2"], "llm_visual_obs")
     system, user = res.transcript[0]["content"], res.transcript[1]["content"]
     assert "call_tool" not in system and "# Tools" not in system
-    assert user.startswith("Query: pick the mug\nScene observation: Apple_1 (Apple; not sliced).")
+    assert user.startswith('Query: "pick the mug"\nScene observation: "Apple_1 (Apple; not sliced).')
     assert res.tool_calls == []
 
 

@@ -57,7 +57,7 @@ def test_transcript_follows_the_text_protocol():
     roles = [m["role"] for m in res.transcript]
     assert roles == ["system", "user", "assistant", "user", "user", "assistant"]
     assert res.transcript[0]["content"] == IssuePrompt("household").system
-    assert res.transcript[1]["content"] == "Query: pick(Mug_2)"
+    assert res.transcript[1]["content"] == 'Query: "pick(Mug_2)"'
     dist = json.loads(res.transcript[3]["content"].split(" returned ", 1)[1])
     assert res.transcript[3]["content"].startswith('Call to tool dist_to_target with args ["Mug_2"] returned ')
     assert dist == {"target": "Mug_2", "distance_m": 1.6, "reach_m": 1.1, "within_reach": False}
@@ -88,8 +88,8 @@ def test_warning_3_failed_call_and_wrong_arity():
     res = agent("household_warnings.yaml").run("pick(Banana)")
     assert [w.number for w in res.warnings] == [3, 3]
     failed, arity = res.warnings
-    assert "Call to tool get_obj_state with args [\"Banana\"] failed: Banana not found" in failed.message
-    assert '"closest"' in failed.message          # the tool's error data reaches the LLM
+    assert "Call to tool get_obj_state with args [\"Banana\"] failed: \"Banana not found" in failed.message
+    assert '\\"closest\\"' in failed.message      # the tool's error data reaches the LLM (quoted)
     assert "dist_to_target takes 1 argument(s), got 0" in arity.message and "dist_to_target(target)" in arity.message
     assert [(c.name, c.success) for c in res.tool_calls] == [("get_obj_state", False), ("object_detection", True)]
     assert (res.status, res.issue) == ("ok", "unfeasibility")
@@ -265,8 +265,8 @@ def test_objects_in_sight_in_first_message():
                              IssuePrompt("household", PromptConfig(include_objects_in_sight=True)))
     res = pfm.run("pick(Apple)", context="the red one")
     first = res.transcript[1]["content"]
-    assert "Additional information: the red one" in first
-    assert "Objects in sight: Apple_1, Bowl_1, Mug_1" in first
+    assert 'Additional information: "the red one"' in first
+    assert 'Objects in sight: ["Apple_1", "Bowl_1", "Mug_1"' in first
     assert res.tool_calls[0].name == "object_detection" and res.tool_calls[0].turn == 0
 
 

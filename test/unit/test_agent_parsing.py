@@ -142,3 +142,16 @@ def test_relaxed_json_reader():
 def test_parser_never_raises(text):
     reply = parse_reply(text)
     assert isinstance(reply.tool_calls, list) and isinstance(reply.call_errors, list)
+
+
+@pytest.mark.parametrize("text", ["{" * 100_000, '{"final" ' * 11_000, '{"a": "' * 14_000, "{" * 50_000 + "}" * 50_000])
+def test_a_reply_of_unbalanced_braces_is_read_in_bounded_work(text):
+    """The final-response search scans a bounded number of characters over all candidate
+    braces (it used to be quadratic: 5,000 braces took a minute); past the bound it says why."""
+    r = parse_reply(text)
+    assert r.final is None and "too many unbalanced braces" in r.final_error
+
+
+def test_the_scan_bound_still_finds_a_final_response_after_many_small_groups():
+    r = parse_reply("x {} " * 5_000 + '{"final_response": "ambiguity", "explanation": "two", "grounding": ["A_1", "A_2"]}')
+    assert r.final is not None and r.final.issue == "ambiguity"

@@ -1,5 +1,6 @@
-"""The issue detector's request handling without rclpy: FIFO admission with a bounded queue,
-cancel while waiting, and the wait for a fresh perception frame."""
+"""The issue detector's request handling without rclpy: a FIFO served by one worker thread with
+a bounded queue, cancel and deadline while waiting, and the wait for a fresh perception frame
+(with one detection of a silent perception serving every later wait)."""
 from __future__ import annotations
 
 import threading
@@ -7,76 +8,114 @@ import time
 
 import pytest
 
-from raider_ros.ros.goal_queue import FreshnessGate, GoalQueue, GraphStatus, QueueRefused
+from raider_ros.ros.goal_queue import FreshnessGate, GraphStatus, QueueRefused, RequestQueue
 
 
-def test_callers_run_one_at_a_time_in_arrival_order():
-    q = GoalQueue(capacity=8)
-    order, running = [], []
+class Recorder:
+    """A RequestQueue whose handler records what ran, on which thread, and can be held."""
 
-    def caller(i):
-        with q.turn():
-            running.append(i)
-            assert len(running) == 1           # never two at once
-            order.append(i)
-            time.sleep(0.005)
-            running.remove(i)
+    def __init__(self, capacity=8, deadline_s=60.0):
+        self.ran, self.threads, self.answers = [], set(), {}
+        self.gate = threading.Event()
+        self.gate.set()
+        self.q = RequestQueue(capacity, self.handle, lambda req, why: f"not run: {why}", deadline_s).start()
 
-    held = q.enter()                           # the running check; the callers queue behind it
-    threads = []
-    for i in range(5):
-        t = threading.Thread(target=caller, args=(i,))
-        t.start()
-        threads.append(t)
-        while q.waiting < i + 1:               # caller i is in the queue before i + 1 arrives
-            time.sleep(0.001)
-    q.leave(held)
-    for t in threads:
-        t.join(5)
-    assert order == [0, 1, 2, 3, 4]
+    def handle(self, req):
+        self.threads.add(threading.current_thread().name)
+        self.gate.wait(10)
+        self.ran.append(req.payload)
+        return f"ran {req.payload}"
+
+    def submit(self, payload, cancelled=lambda: False):
+        done = threading.Event()
+
+        def on_done(result):
+            self.answers[payload] = result
+            done.set()
+        req = self.q.submit(payload, on_done, cancelled)
+        return req, done
 
 
-def test_a_full_queue_refuses_with_the_reason_and_recovers():
-    q = GoalQueue(capacity=1)
-    first = q.enter()                          # running
-    waiting = threading.Thread(target=lambda: q.leave(q.enter()))
-    waiting.start()
-    while q.waiting < 1:
+def test_requests_run_one_at_a_time_in_arrival_order_on_one_worker():
+    r = Recorder()
+    r.gate.clear()                              # hold the first so the others queue behind it
+    subs = [r.submit(i) for i in range(6)]      # submit returns at once: callers never block
+    assert [req.number for req, _ in subs] == [1, 2, 3, 4, 5, 6]
+    r.gate.set()
+    assert all(done.wait(10) for _, done in subs)
+    assert r.ran == [0, 1, 2, 3, 4, 5] and r.threads == {"requests-worker"}
+    assert r.answers == {i: f"ran {i}" for i in range(6)}
+    r.q.stop()
+
+
+def test_a_full_queue_refuses_at_once_with_the_reason_and_recovers():
+    r = Recorder(capacity=2)
+    r.gate.clear()
+    first, _ = r.submit("a")
+    while r.q.running is None:                  # "a" runs, the next two wait
         time.sleep(0.001)
-    with pytest.raises(QueueRefused, match=r"busy: 1 checks are already waiting \(queue_size 1\)"):
-        q.enter()
-    q.leave(first)
-    waiting.join(5)
-    assert not waiting.is_alive() and q.waiting == 0
-    with q.turn():                             # usable again
-        pass
+    r.submit("b")
+    r.submit("c")
+    with pytest.raises(QueueRefused, match=r"busy: 2 checks are already waiting behind the running one \(queue_size 2\)"):
+        r.submit("d")
+    r.gate.set()
+    while r.q.waiting or r.q.running:
+        time.sleep(0.005)
+    _, done = r.submit("e")                     # usable again
+    assert done.wait(10) and r.ran == ["a", "b", "c", "e"]
+    r.q.stop()
 
 
-def test_cancel_while_waiting_leaves_the_queue():
-    q = GoalQueue(capacity=4)
-    first = q.enter()
+def test_cancelled_and_expired_waiting_requests_are_answered_by_sweep_without_running():
+    r = Recorder(deadline_s=0.3)
+    r.gate.clear()
+    r.submit("running")
+    while r.q.running is None:
+        time.sleep(0.001)
     cancel = threading.Event()
-    out = {}
-
-    def waiter():
-        try:
-            q.enter(cancel.is_set)
-        except QueueRefused as e:
-            out["error"] = str(e)
-
-    t = threading.Thread(target=waiter)
-    t.start()
-    while q.waiting < 1:
-        time.sleep(0.001)
+    _, cancelled_done = r.submit("cancelled", cancel.is_set)
+    _, expired_done = r.submit("expired")
     cancel.set()
-    t.join(5)
-    assert out["error"] == "cancelled while waiting in the queue" and q.waiting == 0
-    q.leave(first)
+    assert r.q.sweep() == 1 and cancelled_done.is_set()
+    assert r.answers["cancelled"] == "not run: cancelled while waiting in the queue"
+    deadline = time.monotonic() + 10            # the waiting one passes its deadline; sweep answers it
+    while not expired_done.is_set() and time.monotonic() < deadline:
+        r.q.sweep()
+        time.sleep(0.05)
+    assert "past the request deadline of 0.3 s" in r.answers["expired"]
+    r.gate.set()
+    r.q.stop()
+    assert r.ran == ["running"]
 
 
-def test_negative_capacity_is_rejected():
+def test_a_failing_handler_answers_its_request_and_the_queue_goes_on():
+    answers = []
+    q = RequestQueue(4, lambda req: 1 / req.payload, lambda req, why: why, 10.0).start()
+    done = threading.Event()
+    q.submit(0, answers.append)
+    q.submit(2, lambda res: (answers.append(res), done.set()))
+    assert done.wait(10)
+    assert answers[0].startswith("internal error: ZeroDivisionError") and answers[1] == 0.5
+    q.stop()
+
+
+def test_stop_answers_the_waiting_requests():
+    r = Recorder()
+    r.gate.clear()
+    r.submit("a")
+    while r.q.running is None:
+        time.sleep(0.001)
+    _, done = r.submit("b")
+    threading.Timer(0.1, r.gate.set).start()
+    r.q.stop()
+    assert done.is_set() and "shutting down" in r.answers["b"]
+
+
+def test_bad_settings_are_rejected():
     with pytest.raises(ValueError, match="capacity"):
-        GoalQueue(-1)
+        RequestQueue(-1, print, print, 1.0)
+    with pytest.raises(ValueError, match="deadline"):
+        RequestQueue(1, print, print, 0.0)
 
 
 def test_fresh_frame_wait_returns_when_a_newer_frame_with_its_truth_arrives():
@@ -109,3 +148,21 @@ def test_cancel_ends_the_fresh_frame_wait():
     assert gate.wait_fresh(1.0, timeout=5.0, cancelled=lambda: True) == \
         "cancelled while waiting for a fresh perception frame"
     assert time.monotonic() - t0 < 1.0
+
+
+def test_one_failed_wait_serves_every_later_wait_until_a_status_arrives():
+    gate = FreshnessGate(silent_after_s=60.0)
+    first = gate.wait_fresh(1.0, timeout=0.2)
+    assert first.startswith("perception is not running")
+    again = gate.wait_fresh(1.0, timeout=60.0)             # answered from the first failure ("since")
+    assert again.startswith("perception is not running") and again.endswith("(no scene_graph/status since)")
+    gate.update(GraphStatus(frame_stamp=2.0, world_version=1, truth_version=1))
+    assert gate.wait_fresh(1.5, timeout=1.0) is None        # a status arrived: waits normally again
+
+
+def test_a_status_gone_silent_fails_a_wait_at_once():
+    gate = FreshnessGate(silent_after_s=0.05)
+    gate.update(GraphStatus(frame_stamp=1.0, world_version=1, truth_version=1))
+    time.sleep(0.1)
+    reason = gate.wait_fresh(5.0, timeout=30.0)
+    assert reason.startswith("perception went silent: no scene_graph/status for")

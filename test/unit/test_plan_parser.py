@@ -197,3 +197,11 @@ def test_nul_bytes_and_non_text():
 def test_limit_constant_is_20_kb():
     assert MAX_CHARS == 20_000
     assert parse_plan("say('" + "a" * 400 + "')\n" + "#" * (MAX_CHARS - 420))
+
+
+def test_one_closing_bracket_too_many_is_named_as_such():
+    from raider_ros.recovery.plan import PlanError, parse_plan
+    with pytest.raises(PlanError, match=r"'\)' on line 2 closes no bracket \(one closing bracket too many\)"):
+        parse_plan('say("ok")\npick(Apple))')
+    with pytest.raises(PlanError, match="a bracket is never closed"):
+        parse_plan("pick((Apple)")

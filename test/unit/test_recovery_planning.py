@@ -39,7 +39,7 @@ def test_prompt_examples_are_valid_plans():
 def test_query_with_holding_and_context():
     q = RecoveryPrompt.load().query("slice(Tomato_1)", "unfeasibility", "no knife in hand", "Egg_1",
                                     context="It's in the drawer.")
-    assert "robot holding: Egg_1" in q and "what the person said: It's in the drawer." in q
+    assert "robot holding: Egg_1" in q and "what the person said: \"It's in the drawer.\"" in q
 
 
 def test_missing_prompt_part_is_named(tmp_path):
@@ -227,3 +227,18 @@ def test_a_sentence_starting_with_a_verb_is_read_as_a_sentence_not_as_names():
     plan = RulesRecoveryWriter().write("Pick up the soap.", "unfeasibility", "Cup_1 blocks Soap_1.",
                                        hints=RecoveryHints(category="IU2", grounding=("Soap_1",), blocking=("Cup_1",)))
     assert "pick(up)" not in plan and plan.rstrip().endswith("pick(Soap_1)")
+
+
+@pytest.mark.parametrize("query, args", [
+    ("pick(Apple))", ["Apple"]),
+    ('pick("Apple"))', ["Apple"]),
+    ("handover(Apple, Person_1))", ["Apple", "Person_1"]),
+    ("place(Mug_1, \"Table_1\")", ["Mug_1", "Table_1"]),
+    ("pick( [Apple] )", ["Apple"]),
+])
+def test_written_call_arguments_carry_no_quotes_or_stray_brackets(query, args):
+    from raider_ros.recovery.rules_writer import read_request
+    assert read_request(query).args == args
+    plan = RecoveryPlanner().plan(query, "unfeasibility", "Person_1 is not looking at the robot", None)
+    texts = [getattr(a, "value", getattr(a, "name", "")) for s in plan.steps if s.action != "say" for a in s.args]
+    assert texts and all(")" not in t and '"' not in t for t in texts), texts

@@ -37,7 +37,8 @@ FORMAT = "raider-llm-script/1"
 
 
 def _norm(s: str) -> str:
-    return " ".join(s.lower().split())
+    """Case, spacing and double quotes ignored (the prompt writes values as quoted data)."""
+    return " ".join(s.replace('\\"', '"').replace('"', " ").lower().split())
 
 
 def _turn(raw: Any, where: str) -> dict:

@@ -42,10 +42,14 @@ def _load():
         return _model
 
 
+_start_lock = threading.Lock()     # not _lock: the loader holds that for the whole load
+
+
 def start_loading() -> None:
-    """Load the model in a background thread (idempotent), so that a later query finds it ready."""
+    """Load the model in a background thread (idempotent), so that a later query finds it ready.
+    Never blocks on a load in progress."""
     global _loader
-    with _lock:
+    with _start_lock:
         if _loader is not None or _model is not None or _failed is not None:
             return
         _loader = threading.Thread(target=_load, name="rules-embedding-load", daemon=True)

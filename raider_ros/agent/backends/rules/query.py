@@ -351,11 +351,31 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
 def parse_query(query: str, context: str, kb: Knowledge,
                 guess_verb: Callable[[str], str | None] | None = None) -> ParsedQuery:
     """``guess_verb(phrase)`` names the action of a verb the knowledge lacks ("wipe"), or None."""
-    q = query.strip().strip("\"'\u201c\u201d` ")
+    q, rest = _instruction(query)
+    if rest:                 # what follows the instruction is read like a clarification
+        context = f"{rest}\n{context}".strip()
+    q = q.strip().strip("\"'\u201c\u201d` ")
     pq = _structured(q, kb) or _pddl_like(q, kb) or _natural(q, kb, guess_verb)
     if context.strip():
         merge_context(pq, context, kb)
     return pq
+
+
+_LEAD_CALL = re.compile(r"^\(?\s*[A-Za-z][A-Za-z_ ]{0,40}?\s*\([^()\n]*\)\s*\)?(?=\s|[.!?;,]|$)")
+
+
+def _instruction(query: str) -> tuple[str, str]:
+    """(the instruction, what follows it): the first line of the query, and of that a leading
+    structured call such as ``pick(Apple)`` when more text follows it."""
+    lines = [line.strip() for line in query.strip().splitlines() if line.strip()]
+    if not lines:
+        return "", ""
+    first, rest = lines[0], lines[1:]
+    m = _LEAD_CALL.match(first)
+    if m and first[m.end():].strip(" .!?;,"):
+        rest.insert(0, first[m.end():].strip(" .!?;,"))
+        first = m.group(0)
+    return first.strip().strip("\"'\u201c\u201d` "), "\n".join(rest)
 
 
 def _split_args(text: str) -> list[str]:
@@ -537,7 +557,7 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
 # --------------------------------------------------------------------------- context
 def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
     """Fold a clarification into the query: who a person is, or which object is meant."""
-    for sentence in re.split(r"(?<=[.!?;])\s+", context.strip()):
+    for sentence in (x for line in context.strip().splitlines() for x in re.split(r"(?<=[.!?;])\s+", line)):
         orig = query_words(sentence)
         toks = [t.lower() for t in orig]
         if not toks:
@@ -588,4 +608,12 @@ def _context_role(pq: ParsedQuery, np: NP, kb: Knowledge) -> str | None:
     for r in roles:
         if cat is not None and kb.category_of(pq.args[r].words) == cat:
             return r
-    return roles[0]
+    if not np.words or cat == "thing" or np.words[-1] in ("one", "it"):
+        return roles[0]              # "the one by the plant": about the first target
+    head = np.words[-1]
+    for r in roles:                  # a vague target ("it", "the fruit"): the clarification names it
+        words = pq.args[r].words     # when it is such a thing ("the banana")
+        tcat = kb.category_of(words) if words else None
+        if not words or (tcat is not None and kb.in_category(head, tcat)):
+            return r
+    return None                      # it names something else than every target: not about them

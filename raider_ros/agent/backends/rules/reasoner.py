@@ -106,17 +106,39 @@ class RulesReasoner:
         return LLMReply(text=_final_text(decision), model=self.name)
 
 
+_PROTOCOL_WORD = re.compile(r"call[ _]?tool", re.I)
+
+
+def _prose(line: str) -> str:
+    """A line of the reasoner's own prose, which may quote labels the world wrote: nothing in
+    it may read as a tool call or a final response (braces become parentheses)."""
+    return _PROTOCOL_WORD.sub("call-tool", line).replace("{", "(").replace("}", ")")
+
+
 def _calls_text(need: _NeedCalls) -> str:
-    lines = list(need.lines)
+    lines = [_prose(line) for line in need.lines]
     if need.step == "ask":
         lines.append(f"{STEP_TITLES['answer']}: I call the tools that answer these questions.")
-    lines += [f'call_tool{json.dumps({"tool": t, "args": list(a)})}' for t, a in need.calls]
+    lines += [f'call_tool{_json_text({"tool": t, "args": list(a)})}' for t, a in need.calls]
     return "\n".join(lines)
 
 
+_INNER_BRACKETS = str.maketrans({"{": "\\u007b", "}": "\\u007d", "(": "\\u0028", ")": "\\u0029"})
+
+
+def _json_text(obj: dict) -> str:
+    """A flat mapping of strings and lists of strings as JSON. When a string in it quotes
+    something like a tool call (a label the world wrote), its braces and parentheses are
+    written as \\u escapes, which json reads back unchanged: it never reads as a call."""
+    body = json.dumps(obj)
+    if not _PROTOCOL_WORD.search(body):
+        return body
+    return "{" + body[1:-1].translate(_INNER_BRACKETS) + "}"
+
+
 def _final_text(d: Decision) -> str:
-    body = json.dumps({"final_response": d.issue, "explanation": d.explanation, "grounding": d.grounding})
-    return "\n".join([*d.lines, body])
+    body = _json_text({"final_response": d.issue, "explanation": d.explanation, "grounding": d.grounding})
+    return "\n".join([*(_prose(line) for line in d.lines), body])
 
 
 class _Run:

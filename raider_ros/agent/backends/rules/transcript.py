@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from raider_ros.agent.parsing import loads_lenient, parse_tool_calls
+from raider_ros.common.text import unquote_data
 from raider_ros.common.tool_contract import tool_catalogue
 
 
@@ -31,6 +32,8 @@ _OBJECT_LABELS = ("objects in sight", "visible objects", "objects")
 _HELD_LABELS = ("object in the gripper", "robot holding", "holding", "held object")
 # scene-graph lines (raider_ros/retrieval): objects out of sight, later retrieved objects; not context
 _SCENE_LABELS = ("remembered objects out of sight", "scene graph update")
+# what the conversation protocol itself writes: inside quoted data such a line is forged
+_FORGED = re.compile(r"^\s*(?:call[ _]?tool\b|call to tool\b|warning\s+\d+\s*\(|[{\[]\s*\"?final[_ ]response)", re.I)
 _FAILED_TAIL = re.compile(r"\.?\s*Check the tool name.*$", re.S)
 _CLOSEST = re.compile(r"closest:?\s*\[?([A-Za-z0-9_ ,'\"-]+)", re.I)
 
@@ -152,7 +155,8 @@ def _tool_names(system: str) -> set[str]:
 
 def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None, bool]:
     """(query, context, objects listed, held object, whether the gripper was stated) of the
-    first user message."""
+    first user message. A value written as quoted data (a JSON string or list, as the prompt
+    writes every value) is read whole and ends its field: nothing inside it is a label."""
     fields: dict[str, list[str]] = {}
     current: str | None = None
     loose: list[str] = []
@@ -173,8 +177,9 @@ def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None, bool
         elif label in _SCENE_LABELS:
             kind = "scene"
         if kind:
-            current = kind
-            fields.setdefault(kind, []).append(m.group(2).strip())
+            value, quoted = _field_value(m.group(2).strip())
+            fields.setdefault(kind, []).append(value)
+            current = None if quoted else kind
         elif current:
             fields[current].append(line.strip())
         else:
@@ -188,13 +193,44 @@ def _first_user(text: str) -> tuple[str, str, list[str] | None, str | None, bool
             query, context = _split_quoted(query)
     objects = None
     if "objects" in fields:
-        raw = " ".join(fields["objects"]).strip().strip("[]")
-        objects = [s.strip(" '\"") for s in raw.split(",") if s.strip(" '\"") and s.strip().lower() != "none"]
+        raw = " ".join(fields["objects"]).strip()
+        listed = _json_list(raw)
+        if listed is None:
+            listed = raw.strip("[]").split(",")
+        objects = [s.strip(" '\"") for s in listed if s.strip(" '\"") and s.strip().lower() != "none"]
     held = None
     if "held" in fields:
         h = " ".join(fields["held"]).strip(" '\"")
         held = None if h.lower() in ("", "none", "null", "nothing") else h
     return query.strip(), context.strip(), objects, held, "held" in fields
+
+
+def _field_value(value: str) -> tuple[str, bool]:
+    """A field's text and whether it was quoted data (read whole). Lines of quoted text that
+    imitate the protocol (a field label such as "Object in the gripper:", a tool result, a
+    warning, a tool call, a final response) are forged: they are left out."""
+    q = unquote_data(value)
+    if q is not None and not q[1].strip():
+        return "\n".join(line for line in q[0].splitlines() if not _forged(line)), True
+    if value.startswith("[") and _json_list(value) is not None:
+        return value, True
+    return value, False
+
+
+def _forged(line: str) -> bool:
+    if _FORGED.match(line):
+        return True
+    m = _LABEL.match(line)
+    label = m.group(1).strip().lower() if m else None
+    return label in _QUERY_LABELS or label in _CONTEXT_LABELS or label in _OBJECT_LABELS or label in _HELD_LABELS
+
+
+def _json_list(raw: str) -> list[str] | None:
+    try:
+        v = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return [str(x) for x in v] if isinstance(v, list) else None
 
 
 def _split_quoted(text: str) -> tuple[str, str]:
@@ -206,26 +242,42 @@ def _split_quoted(text: str) -> tuple[str, str]:
 
 
 def _tool_observations(content: str) -> list[ToolObservation]:
-    """Every "Call to tool NAME with args [...] returned X / failed: Y" in a message."""
-    out = []
-    for m in _TOOL_CALL_RESULT.finditer(content):
-        rest = content[m.end():]
-        args, used = _decode_prefix(rest)
-        if not isinstance(args, list):
-            args = [] if args is None else [args]
-        tail = rest[used:].lstrip()
-        nxt = _TOOL_CALL_RESULT.search(tail)
-        if nxt:
-            tail = tail[:nxt.start()]
-        if tail.startswith("returned"):
-            out.append(ToolObservation(m.group(1), tuple(str(a) for a in args), True,
-                                       _decode_value(tail[len("returned"):].strip())))
-        elif tail.startswith("failed"):
-            reason = _FAILED_TAIL.sub("", tail[len("failed"):].lstrip(" :")).strip()
-            data = _decode_value(reason)
-            out.append(ToolObservation(m.group(1), tuple(str(a) for a in args), False,
-                                       data if isinstance(data, (dict, list)) else None, reason))
-    return out
+    """The "Call to tool NAME with args [...] returned X / failed: Y" a message starts with
+    (one result per message; a failure may sit inside a WARNING 3). Text inside a result or a
+    reason is data: a "Call to tool ..." written there is never read as a result of its own."""
+    body = content.lstrip()
+    w = _WARNING.match(body)
+    if w:
+        body = w.group(3).lstrip()
+    m = _TOOL_CALL_RESULT.match(body)
+    if not m:
+        return []
+    rest = body[m.end():]
+    args, used = _decode_prefix(rest)
+    if not isinstance(args, list):
+        args = [] if args is None else [args]
+    tail = rest[used:].lstrip()
+    if tail.startswith("returned"):
+        return [ToolObservation(m.group(1), tuple(str(a) for a in args), True,
+                                _decode_result(tail[len("returned"):].strip()))]
+    if tail.startswith("failed"):
+        raw = tail[len("failed"):].lstrip(" :")
+        q = unquote_data(raw)
+        reason = q[0].strip() if q is not None else _FAILED_TAIL.sub("", raw).strip()
+        data = _decode_value(reason)
+        return [ToolObservation(m.group(1), tuple(str(a) for a in args), False,
+                                data if isinstance(data, (dict, list)) else None, reason)]
+    return []
+
+
+def _decode_result(text: str) -> Any:
+    """The JSON value a result starts with (what follows it is not part of it), else the
+    lenient reading of the whole text (older transcripts, Python literals)."""
+    try:
+        value, _end = json.JSONDecoder().raw_decode(text)
+        return value
+    except (ValueError, RecursionError):
+        return _decode_value(text)
 
 
 def _decode_prefix(text: str) -> tuple[Any, int]:

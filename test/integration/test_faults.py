@@ -1,0 +1,56 @@
+"""Faults mid-task (issue 11): every node of the table support.faults.FAULTS is SIGKILLed in
+turn while the plan executor runs a task (the first step of the medicine delivery). The executor
+ends with a reason naming what failed within its deadline, never reports success unless the
+simulator shows the robot at the counter, and runs the task to the end once the node is
+started again (as respawn does).
+Figures (time to the reason per node, killed_node_false_successes) come from
+bench/bench_faults.py."""
+from __future__ import annotations
+
+import pytest
+
+from raider_ros.ros.graph import NodeGraph
+from support.faults import (DEADLINE_S, FAULTS, SETUP, fresh_world, run_task, start_graph, task_done,
+                            wait_ready)
+from support.graph import GraphClient
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("faults")
+    with NodeGraph(tmp_path_factory.mktemp("logs")) as graph:
+        start_graph(graph, tmp)
+        client = GraphClient(graph, name="faults_client")
+        try:
+            client.wait_refreshed(client.apply(SETUP), timeout=90)
+            yield client, graph
+        finally:
+            client.close()
+
+
+def test_the_task_runs_to_the_end_without_faults(env):
+    client, graph = env
+    run = run_task(client, 180)
+    assert run.success, run.message
+    assert task_done(client)
+    assert "recovering" in run.stages          # the task goes through every node
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.node for f in FAULTS])
+def test_a_node_killed_mid_task(env, fault):
+    client, graph = env
+    fresh_world(client)
+    run = run_task(client, DEADLINE_S + 60, kill=lambda: graph.kill(fault.node), at=fault.at)
+    assert run.killed_at is not None, f"the executor never reached stage {fault.at}: {run.stages}"
+    assert run.success is not None, f"no result: {run.message}"
+    if run.success:                             # possible only when the node was no longer needed
+        assert task_done(client), f"reported success, but the robot is not at the counter: {run.message}"
+    else:
+        assert any(w in run.message for w in fault.reason), run.message
+        assert run.time_to_reason_s < DEADLINE_S, (run.time_to_reason_s, run.message)
+    graph.restart(fault.node)                   # respawn
+    wait_ready(client, fault)
+    fresh_world(client)
+    again = run_task(client, 240)
+    assert again.success, f"after restarting {fault.node}: {again.message}"
+    assert task_done(client)

@@ -1,0 +1,90 @@
+"""Load (issue 11): bursts of simultaneous requests on every request service of the graph (the
+table support.load.TARGETS), with a scripted LLM answering with latency. Every request is
+answered or refused with a reason - none lost - and the served ones in queue order; past
+queue_size the rest are refused "busy"; waiting counts against request_deadline_s; oversized
+or NUL requests are refused at once. Figures (latency p50/p95, RSS growth) come from
+bench/bench_load.py."""
+from __future__ import annotations
+
+import pytest
+
+from raider_ros.common.paths import scenes_dir
+from raider_ros.ros.graph import NodeGraph
+from raider_ros.srv import DetectIssue as DetectIssueSrv
+from support.graph import PERCEPTION, GraphClient
+from support.load import TARGETS, burst, check_report, scripted_fixture
+
+KITCHEN = scenes_dir() / "kitchen.scene.yaml"
+N = 50
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    fixtures = tmp_path_factory.mktemp("fixtures")
+    with NodeGraph(tmp_path_factory.mktemp("logs")) as graph:
+        graph.start("sim_world", {"scene": str(KITCHEN), "skill_duration_s": 0.0})
+        for name in PERCEPTION:
+            graph.start(name, {"preload_user_info": False} if name == "scene_graph" else None)
+        started = set()
+        for t in TARGETS:
+            if t.node not in started:
+                graph.start(t.node, t.params(fixtures))
+                started.add(t.node)
+        # the same detector with a small queue and a short request deadline
+        graph.start("issue_detector", name="small_detector", namespace="/small", params={
+            "backend": "scripted", "fixture": str(scripted_fixture(fixtures, delay_s=0.2)), "queue_size": 8,
+            "request_deadline_s": 60.0, "tool_service": "/scene_graph/call_tool", "status_topic": "/scene_graph/status"})
+        graph.start("issue_detector", name="short_detector", namespace="/short", params={
+            "backend": "scripted", "fixture": str(scripted_fixture(fixtures, delay_s=0.2)), "queue_size": 64,
+            "request_deadline_s": 3.0, "tool_service": "/scene_graph/call_tool", "status_topic": "/scene_graph/status"})
+        client = GraphClient(graph, name="load_client")
+        try:
+            client.wait_refreshed(client.apply(""), timeout=60)
+            yield client, graph
+        finally:
+            client.close()
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=[t.name for t in TARGETS])
+def test_a_burst_of_50_is_answered_in_queue_order_none_lost(env, target):
+    client, graph = env
+    report = burst(client.node, target, N, timeout_s=240)
+    graph.check_alive()
+    assert check_report(report, target) == [], report.describe(target)
+    assert all(target.status(o.result) == "ok" for o in report.outcomes), report.describe(target)
+    assert sorted(target.number(o.result) for o in report.outcomes) == \
+        list(range(min(target.number(o.result) for o in report.outcomes), min(target.number(o.result) for o in report.outcomes) + N))
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=[t.name for t in TARGETS])
+def test_past_queue_size_requests_are_refused_busy_with_the_reason(env, target):
+    client, _graph = env
+    report = burst(client.node, target, N, timeout_s=240, namespace="/small")
+    assert check_report(report, target) == [], report.describe(target)
+    busy = [o for o in report.outcomes if target.status(o.result) != "ok"]
+    served = [o for o in report.outcomes if target.status(o.result) == "ok"]
+    assert busy and served, report.describe(target)
+    assert all(target.reason(o.result).startswith("busy: ") and "queue_size 8" in target.reason(o.result)
+               for o in busy), report.describe(target)
+    assert all(target.number(o.result) == 0 for o in busy)
+
+
+def test_waiting_counts_against_the_request_deadline(env):
+    client, _graph = env
+    target = next(t for t in TARGETS if t.kind == "service")
+    report = burst(client.node, target, 30, timeout_s=240, namespace="/short")
+    assert check_report(report, target) == [], report.describe(target)
+    late = [o for o in report.outcomes if target.status(o.result) != "ok"]
+    assert late, report.describe(target)                   # 30 checks of ~0.4 s cannot all start within 3 s
+    assert all("past the request deadline of 3 s" in target.reason(o.result) for o in late), report.describe(target)
+
+
+@pytest.mark.parametrize("query, context, reason", [
+    ("pick(Apple)" * 200, "", "the query is 2,200 characters long; the limit is 1,000"),
+    ("pick(Apple)", "x" * 5000, "the context is 5,000 characters long; the limit is 4,000"),
+])
+def test_oversized_requests_are_refused_at_once(env, query, context, reason):
+    client, _graph = env
+    r = client.call(DetectIssueSrv, "detect_issue", query=query, context=context, timeout=60)
+    assert r.status == "error" and r.error == f"request refused: {reason}" and r.request_number == 0
+    assert len(r.transcript_json) < 100

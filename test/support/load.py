@@ -1,0 +1,180 @@
+"""Load on the graph's request services: a burst of N simultaneous requests to one target,
+each answer (or rejection) recorded with its latency and completion order.
+
+``TARGETS`` is the table of services the load test and bench/bench_load.py run; a later
+service (check_action, ask_robot) joins by adding a row::
+
+    LoadTarget(name="detect_issue-action", kind="action", interface=DetectIssue, endpoint="detect_issue",
+               request=lambda i: DetectIssue.Goal(query=f"pick(Apple) #{i}"),
+               status=lambda r: r.status, reason=lambda r: r.error, number=lambda r: r.request_number,
+               node="issue_detector", params=lambda fixture: {...})
+
+``status(result)`` is "ok" for a served request, anything else with a non-empty ``reason``
+for one refused or failed; ``number(result)`` is the server's arrival number (0 = refused
+before queueing), which must grow with completion order for the served ones.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+from rclpy.action import ActionClient
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from raider_ros.action import DetectIssue
+from raider_ros.srv import DetectIssue as DetectIssueSrv
+
+# clients sending a burst need request/response queues as deep as the burst (default: 10)
+BURST_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def scripted_fixture(directory: Path, delay_s: float = 0.05) -> Path:
+    """A scripted LLM for pick(Apple) checks: two turns, each after ``delay_s`` of 'thinking'."""
+    path = Path(directory) / "load_llm.yaml"
+    path.write_text(yaml.safe_dump({
+        "format": "raider-llm-script/1", "name": "load", "delay_s": float(delay_s),
+        "scripts": [{"query": "pick(Apple)", "turns": [
+            'Step 1 - GROUND: the apple.\ncall_tool{"tool": "robot_holding", "args": []}',
+            '{"final_response": "none", "explanation": "The gripper is free and Apple_1 is within reach.", '
+            '"grounding": ["Apple_1"]}']}]}))
+    return path
+
+
+@dataclass
+class LoadTarget:
+    name: str
+    kind: str                                   # action | service
+    interface: Any
+    endpoint: str
+    request: Callable[[int], Any]
+    status: Callable[[Any], str]
+    reason: Callable[[Any], str]
+    number: Callable[[Any], int]
+    node: str                                   # executable serving it
+    params: Callable[[Path], dict]              # node parameters (given a fixture directory)
+
+
+def _detector_params(fixture_dir: Path) -> dict:
+    return {"backend": "scripted", "fixture": str(scripted_fixture(fixture_dir)), "queue_size": 64,
+            "request_deadline_s": 120.0}
+
+
+TARGETS: list[LoadTarget] = [
+    LoadTarget("detect_issue-action", "action", DetectIssue, "detect_issue",
+               lambda i: DetectIssue.Goal(query=f"pick(Apple) #{i}"),
+               lambda r: r.status, lambda r: r.error, lambda r: r.request_number,
+               "issue_detector", _detector_params),
+    LoadTarget("detect_issue-service", "service", DetectIssueSrv, "detect_issue",
+               lambda i: DetectIssueSrv.Request(query=f"pick(Apple) #{i}"),
+               lambda r: r.status, lambda r: r.error, lambda r: r.request_number,
+               "issue_detector", _detector_params),
+]
+
+
+@dataclass
+class Outcome:
+    index: int
+    sent: float
+    accepted: bool | None = None                # action goals: accepted by the server
+    result: Any = None
+    done: float | None = None                   # time.monotonic() of the answer
+
+    @property
+    def latency_s(self) -> float | None:
+        return None if self.done is None else self.done - self.sent
+
+
+@dataclass
+class BurstReport:
+    target: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def lost(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.result is None]
+
+    def served(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.result is not None and o.accepted is not False]
+
+    def describe(self, t: LoadTarget) -> str:
+        kinds: dict[str, int] = {}
+        for o in self.outcomes:
+            key = "lost" if o.result is None else (t.status(o.result) if t.status(o.result) == "ok"
+                                                   else f"error: {t.reason(o.result)[:60]}")
+            kinds[key] = kinds.get(key, 0) + 1
+        return f"{self.target}: " + "; ".join(f"{n} x {k}" for k, n in sorted(kinds.items()))
+
+
+def burst(node, target: LoadTarget, n: int, timeout_s: float, namespace: str = "") -> BurstReport:
+    """Send ``n`` requests at once from ``node`` (spun elsewhere) and wait until every one is
+    answered or ``timeout_s`` passes."""
+    endpoint = f"{namespace}/{target.endpoint}" if namespace else target.endpoint
+    report = BurstReport(target.name)
+    lock = threading.Lock()
+    remaining = threading.Semaphore(0)
+    if target.kind == "service":
+        client = node.create_client(target.interface, endpoint, qos_profile=BURST_QOS)
+        if not client.wait_for_service(timeout_sec=30):
+            raise TimeoutError(f"{endpoint}: no service")
+    else:
+        client = ActionClient(node, target.interface, endpoint, goal_service_qos_profile=BURST_QOS,
+                              result_service_qos_profile=BURST_QOS, cancel_service_qos_profile=BURST_QOS)
+        if not client.wait_for_server(timeout_sec=30):
+            raise TimeoutError(f"{endpoint}: no action server")
+
+    def finish(o: Outcome, result: Any) -> None:
+        with lock:
+            if o.done is None:
+                o.result, o.done = result, time.monotonic()
+        remaining.release()
+
+    for i in range(n):
+        o = Outcome(i, time.monotonic())
+        report.outcomes.append(o)
+        if target.kind == "service":
+            client.call_async(target.request(i)).add_done_callback(lambda f, o=o: finish(o, f.result()))
+        else:
+            def on_goal(f, o=o):
+                handle = f.result()
+                o.accepted = bool(handle is not None and handle.accepted)
+                if not o.accepted:
+                    finish(o, "rejected")
+                    return
+                handle.get_result_async().add_done_callback(lambda rf, o=o: finish(o, rf.result().result))
+            client.send_goal_async(target.request(i)).add_done_callback(on_goal)
+    end = time.monotonic() + timeout_s
+    for _ in range(n):
+        if not remaining.acquire(timeout=max(0.0, end - time.monotonic())):
+            break
+    return report
+
+
+def check_report(report: BurstReport, t: LoadTarget) -> list[str]:
+    """Problems: lost requests, answers without a reason, served requests (status ok) out of
+    queue order."""
+    problems = [f"request {o.index} got no answer" for o in report.lost()]
+    for o in report.outcomes:
+        if o.result is None or o.result == "rejected":
+            if o.result == "rejected":
+                problems.append(f"request {o.index}: goal rejected without a reason")
+            continue
+        if t.status(o.result) != "ok" and not t.reason(o.result).strip():
+            problems.append(f"request {o.index}: status {t.status(o.result)!r} without a reason")
+    served = sorted((o for o in report.outcomes if o.result not in (None, "rejected") and t.status(o.result) == "ok"),
+                    key=lambda o: o.done)
+    numbers = [t.number(o.result) for o in served]
+    if numbers != sorted(numbers):
+        problems.append(f"served out of queue order: arrival numbers in completion order {numbers}")
+    return problems
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    k = (len(v) - 1) * q / 100.0
+    lo, hi = int(k), min(int(k) + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
