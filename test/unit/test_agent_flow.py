@@ -278,7 +278,7 @@ def test_objects_in_sight_is_a_detector_setting_on_by_default():
                              world_tools(kitchen_world()))
         res = det.run("pick(Apple)")
         assert res.status == "ok", res.error
-        assert ("Objects in sight: Apple_1" in res.transcript[1]["content"]) is on
+        assert ('Objects in sight: ["Apple_1"' in res.transcript[1]["content"]) is on
         assert (res.tool_calls[0].turn == 0) is on
 
 
