@@ -32,6 +32,9 @@ Skills and what they need (checked in this order; the first that fails is report
 
 ===========  ==================================================================================
 move_to X    X not held; free floor path. Moves the base (see above).
+             In a scene with rooms, a thing in another room is reached through that room: the
+             base first goes to the room's spot (as for ``move_to R``), and the straight-path
+             rule applies from there.
 move_to R    R a room of the scene (and no object, person or type of that name): the base goes to
              the free floor point nearest the room's middle (``room_spot``), facing the way it
              travelled. Rooms are reached by the robot's own navigation: no straight-path rule
@@ -399,15 +402,27 @@ def do_move_to(c: Checker, target_name) -> tuple[Scene, str]:
         return new, f"moved to the {room.name.replace('_', ' ')}: base at ({x:.2f}, {y:.2f}) facing {yaw:.0f} deg"
     target = resolve(s, target_name, "object or person")
     c.not_held("move to", target)
+    # in another room: the robot's navigation takes it to that room first; the last leg, from
+    # the room's spot to the thing, follows the straight-path rule
+    via = None
+    here = s.room_at(s.robot.x, s.robot.y) if s.rooms else None
+    there = s.room_at(target.center[0], target.center[1]) if s.rooms else None
+    if there is not None and here != there:
+        spot = room_spot(s, s.room(there))
+        if spot is not None:
+            via = there
+            s = s.with_robot(x=spot[0], y=spot[1])
     blockers = path_blockers(s, target)
     if blockers:
         oid, d = blockers[0]
         others = f" (also {_join([b for b, _ in blockers[1:]])})" if len(blockers) > 1 else ""
+        start = f"the middle of the {via.replace('_', ' ')}" if via else "the robot"
         raise SkillFailure(f"cannot move to {target.id}: the path is blocked by {oid}, {d:.2f} m from the "
-                           f"straight path from the robot to {target.id}{others}")
+                           f"straight path from {start} to {target.id}{others}")
     x, y, yaw = approach_pose(s, target, c.params.approach_standoff_m)
     new = s.with_robot(x=round(x, 4), y=round(y, 4), yaw_deg=round(yaw, 2))
-    return new, f"moved to {target.id}: base at ({x:.2f}, {y:.2f}) facing {yaw:.0f} deg"
+    through = f" (through the {via.replace('_', ' ')})" if via else ""
+    return new, f"moved to {target.id}{through}: base at ({x:.2f}, {y:.2f}) facing {yaw:.0f} deg"
 
 
 def do_pick(c: Checker, name) -> tuple[Scene, str]:

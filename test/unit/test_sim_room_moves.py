@@ -33,15 +33,17 @@ def test_move_to_a_room_ends_inside_it_clear_of_everything(world, room):
     assert "moved to the " + s.room(room).name.replace("_", " ") in r.message
 
 
-def test_room_moves_ignore_the_straight_path_rule_but_things_do_not(world):
-    # from the kitchen corner the straight path to the toilet is blocked by the TV stand
-    assert not world.execute("move_to", ["Toilet_1"]).success
+def test_room_moves_face_the_way_travelled_and_a_blocked_last_leg_fails(world):
     assert world.execute("move_to", ["living_room"]).success
     x0, y0 = world.scene.robot.x, world.scene.robot.y
     assert world.execute("move_to", ["bathroom"]).success
     s = world.scene
     assert s.robot.yaw_deg == pytest.approx(math.degrees(math.atan2(s.robot.y - y0, s.robot.x - x0)), abs=0.01)
-    assert world.execute("move_to", ["Toilet_1"]).success      # from the bathroom's middle it is free
+    # within a room the straight-path rule holds: a chair put between the robot and the toilet blocks it
+    world.apply_setup({"add": [{"id": "Chair_9", "type": "Chair", "shape": "box", "center": [11.1, 1.6, 0.45],
+                                "size": [0.5, 0.5, 0.9], "properties": [], "state": {}}]}, reset=False)
+    r = world.execute("move_to", ["Toilet_1"])
+    assert not r.success and "blocked by Chair_9" in r.message
 
 
 def test_the_spot_is_the_free_point_nearest_the_middle():
@@ -62,3 +64,12 @@ def test_a_room_with_no_room_for_the_base_is_a_failure_naming_it(world):
 def test_an_unknown_room_or_thing_is_still_named(world):
     r = world.execute("move_to", ["attic"])
     assert not r.success and "'attic'" in r.message
+
+
+def test_a_thing_in_another_room_is_reached_through_that_room(world):
+    r = world.execute("move_to", ["Toilet_1"])          # from the kitchen: through the bathroom's middle
+    assert r.success and "through the bathroom" in r.message, r.message
+    s = world.scene
+    assert s.room_at(s.robot.x, s.robot.y) == "bathroom"
+    r = world.execute("move_to", ["Sink_1"])            # same room: straight from where it stands
+    assert r.success and "through" not in r.message
