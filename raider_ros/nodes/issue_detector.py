@@ -26,6 +26,7 @@ from raider_ros.msg import IssueReport, SceneGraphStatus, Transcript
 from raider_ros.ros import conversions as conv
 from raider_ros.ros.goal_queue import FreshnessGate, GoalQueue, QueueRefused
 from raider_ros.ros.params import Param, declare
+from raider_ros.ros.safety_client import SafetyClient, skill_call, unfeasibility_for
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.ros.tool_client import RosToolExecutor
 from raider_ros.srv import DetectIssue as DetectIssueSrv
@@ -58,6 +59,10 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
     Param("queue_size", 8, "Goals that may wait while one runs; more are ended with status error"),
     Param("fresh_frame_timeout_s", 8.0, "A check waits for a perception frame newer than the request; "
                                         "none within this time ends it with status error [s]"),
+    Param("safety_prefix", "safety_monitor", "Safety Chip asked first about structured queries such as "
+                                             "pick(Knife_1): a forbidden action is an unfeasibility citing the rule "
+                                             "('' = never ask)"),
+    Param("safety_timeout_s", 2.0, "Longest wait for the Safety Chip's answer; without one the agent checks as usual [s]"),
 )
 
 
@@ -86,6 +91,9 @@ class IssueDetectorNode(Node):
                                     goal_callback=lambda _g: GoalResponse.ACCEPT,
                                     cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
         self.create_service(DetectIssueSrv, "detect_issue", self._on_service, callback_group=group)
+        self.safety = SafetyClient(self, self.p["safety_prefix"], callback_group=group,
+                                   timeout_s=self.p["safety_timeout_s"], wait_for_service=False) \
+            if self.p["safety_prefix"] else None
         self.get_logger().info(f"issue detector ready: method {settings.method}, backend {self.backend_name}, "
                                f"toolset {settings.toolset}")
 
@@ -96,7 +104,27 @@ class IssueDetectorNode(Node):
             self.get_logger().warning("scene graph JSON could not be read", throttle_duration_sec=10.0)
 
     # ------------------------------------------------------------------ running one check
+    def _safety_answer(self, query: str) -> AgentResult | None:
+        """An action the Safety Chip forbids is an unfeasibility citing the rule, without running
+        the agent; any other answer (or none) leaves the check to the agent."""
+        action = skill_call(query) if self.safety is not None else None
+        if action is None:
+            return None
+        try:
+            found = unfeasibility_for(self.safety.check_action(action))
+        except (RuntimeError, TimeoutError) as exc:
+            self.get_logger().warning(f"no Safety Chip answer ({exc}); the agent checks alone", throttle_duration_sec=30.0)
+            return None
+        if found is None:
+            return None
+        return AgentResult(issue=found[0], explanation=found[1], status="ok",
+                           backend=f"{self.backend_name} + safety_monitor")
+
     def _check(self, query: str, context: str, on_event=None, cancel=lambda: False) -> AgentResult:
+        forbidden = self._safety_answer(query)
+        if forbidden is not None:
+            self._publish(query, context, forbidden)
+            return forbidden
         since = self.get_clock().now().nanoseconds * 1e-9
         try:
             with self.queue.turn(cancel):
