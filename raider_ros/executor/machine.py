@@ -239,7 +239,10 @@ class Executor:
         status, reason = "success", f"all {len(steps)} steps done"
         if self.safety_on and self.ports.safety_reset is not None and steps:
             try:
-                self._safety_call("safety_reset", self.ports.safety_reset, steps[0], what="start a new trace")
+                v = self._safety_call("safety_reset", self.ports.safety_reset, steps[0], what="start a new trace")
+                if v.verdict in ("unsafe", "error"):
+                    raise _Stop("aborted", f"the safety monitor cannot start the task: {v.explanation or v.reason}; "
+                                           "no step is dispatched")
             except _Stop as stop:
                 return ExecutionOutcome(stop.status, stop.reason, [], self._calls, self._warnings, len(steps), [])
         for step in steps:

@@ -158,7 +158,13 @@ class PlanExecutorNode(Node):
             notes: list[str] = []
             try:
                 req = goal_handle.request
-                looker = PrefixLooker(self.safety.look) if self.safety is not None and self.p["safe_planning"] else None
+                looker = None
+                if self.safety is not None:
+                    # the task's trace starts now, before planning (the planner asks the monitor)
+                    v = self.safety.reset()
+                    if v.verdict != "safe":
+                        raise RuntimeError(f"the safety monitor cannot start the task: {v.explanation}")
+                    looker = PrefixLooker(self.safety.look) if self.p["safe_planning"] else None
                 steps, domain = resolve_task(req.domain, req.problem, list(req.plan), req.mapping,
                                              self.p["planner_time_limit_s"], looker=looker, notes=notes)
             except (RuntimeError, TimeoutError) as exc:       # the monitor, asked while planning

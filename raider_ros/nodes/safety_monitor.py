@@ -275,7 +275,7 @@ class SafetyMonitorNode(Node):
     def _on_reset(self, _req, res):
         self._fresh()
         v = self.service.reset()
-        res.success = v.verdict != "error"
+        res.success = v.verdict not in ("error", "unsafe")        # unsafe: the present state already violates a rule
         res.message = v.reason or v.explanation or f"new trace; {len(self.service.constraints())} constraint(s)"
         res.session = self.service.session
         return res

@@ -65,7 +65,7 @@ class SafetyClient:
 
     def reset(self) -> SafetyVerdict:
         r = self._call(self.reset_client, ResetMonitor.Request())
-        return SafetyVerdict("safe" if r.success else "error", "", r.message, reason="" if r.success else r.message,
+        return SafetyVerdict("safe" if r.success else "unsafe", "", r.message, reason="" if r.success else r.message,
                              session=r.session)
 
     def look(self, actions: list[str]) -> Look:

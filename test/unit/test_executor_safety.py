@@ -203,3 +203,11 @@ def test_follow_is_told_every_dispatched_skill_that_succeeded():
 def test_without_the_safety_ports_the_executor_is_unchanged():
     out, robot, _ = run([step()], safety=None)
     assert out.success and robot.sent == ["move_to(Toilet_1)"] and out.pruned == []
+
+
+def test_a_task_that_starts_where_a_rule_is_already_broken_is_refused():
+    robot = Robot()
+    robot.world.execute("move_to", ["bathroom"])
+    svc = chip(PAPER[0])
+    out, robot, _ = run([step("Sink_1")], safety=svc, robot=robot)
+    assert out.status == "aborted" and robot.sent == [] and "already violates" in out.reason
