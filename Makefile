@@ -13,13 +13,14 @@ BACKEND ?= rules
 OUT ?= out/evaluation
 ARGS ?=
 
-.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate clean
+.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate safety-eval clean
 
 help:
 	@echo "make demo      run the offline demo (no API key)"
 	@echo "make test      run the whole test suite"
 	@echo "make bench     run bench/*.py, figures to bench/results/<name>.json"
 	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> [SCALE=<objects>] [RETRIEVAL=<full|rag|rag-strict>] ARGS=\"<evaluate options>\""
+	@echo "make safety-eval CASES=<dir> OUT=<dir> ARGS=\"<safety_eval options>\"  (Safety Chip benchmark)"
 
 setup:
 	@bash scripts/setup.sh
@@ -46,6 +47,13 @@ bench: setup
 
 evaluate: setup
 	@$(ENV) python -m raider_ros.cli.evaluate --mode $(EVAL_MODE) --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)" $(if $(SCALE),--scale $(SCALE)) $(if $(RETRIEVAL),--retrieval $(RETRIEVAL)) $(ARGS)
+
+# the Safety Chip benchmark; CASES/OUT default to its own folders when not given
+SAFETY_CASES = $(if $(filter command line environment,$(origin CASES)),$(CASES),data/safety/benchmark)
+SAFETY_OUT = $(if $(filter command line environment,$(origin OUT)),$(OUT),out/safety)
+
+safety-eval: setup
+	@$(ENV) python -m raider_ros.cli.safety_eval --cases "$(SAFETY_CASES)" --out "$(SAFETY_OUT)" $(ARGS)
 
 clean:
 	rm -rf build install log bench/results out

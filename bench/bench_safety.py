@@ -1,4 +1,4 @@
-"""Safety Chip core figures (in-process, no ROS).
+"""Safety Chip figures: the core in process, and the safety_monitor node's check_action over ROS.
 
 * ``ltl_compile_ms_p50`` / ``_p95`` / ``_max``: compiling each distinct gold formula of the
   safety benchmark (data/safety/benchmark) to its automaton with MONA, cold (cache off),
@@ -6,14 +6,18 @@
 * ``monitor_check_ms_p50`` / ``_p95`` (20 constraints): SafetyMonitor.check_action on the house
   scene (predict the state, evaluate the atoms, step 20 automata), over a set of steps;
   ``monitor_plan_step_ms_mean``: check_plan of a 4-step plan, per step.
+* ``safety_check_ms_p50`` / ``_p95`` / ``_p99_20_constraints``: round trip of the
+  ``safety_monitor/check_action`` service over ROS (the node in its own process, 20 constraints,
+  its world from a small truth server in this process, no rendering), after a warm-up; the
+  client waits on each answer before sending the next (``--ros-calls`` calls; ``--no-ros`` skips).
 * ``monitor_accuracy``: benchmark plan cases whose verdict (first unsafe step, violated
   constraints, pending obligations) equals ``expected``, with the gold formulas.
-* ``translation_accuracy_rules_batch1/2/3``: the rules translator's formulas equivalent (by
+* ``translation_accuracy_rules_batch<N>``: the rules translator's formulas equivalent (by
   automata) to the gold ones, per batch of sentences; batch 1 and 2 are dev figures (the
-  translator was tuned on their failures), batch 3 was written after its last change
+  translator was tuned on their failures), batches 3 and 4 were written after its last change
   (held out). See docs/safety.md for the history.
 
-Run: ``python bench/bench_safety.py [--runs N]``; writes bench/results/safety.json.
+Run: ``python bench/bench_safety.py [--runs N] [--ros-calls N] [--no-ros]``; writes bench/results/safety.json.
 """
 from __future__ import annotations
 
@@ -60,6 +64,8 @@ def pct(xs, q):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--ros-calls", type=int, default=500)
+    ap.add_argument("--no-ros", action="store_true", help="skip the check_action round trip over ROS")
     args = ap.parse_args()
     bench = load_benchmark(data_dir() / "safety" / "benchmark")
     figures: dict[str, float | int] = {}
@@ -115,12 +121,99 @@ def main() -> None:
     tr = summarise_translations(score_translations(bench, RulesTranslator(), compiler=warm))
     figures["translation_sentences"] = tr["sentences"]
     figures["translation_accuracy_rules"] = tr["accuracy"]
-    for b in (1, 2, 3):
-        if f"batch{b}_accuracy" in tr:
-            figures[f"translation_sentences_batch{b}"] = tr[f"batch{b}_sentences"]
-            figures[f"translation_accuracy_rules_batch{b}"] = tr[f"batch{b}_accuracy"]
+    batches = sorted(int(k[len("batch"):-len("_accuracy")]) for k in tr
+                     if k.startswith("batch") and k.endswith("_accuracy"))
+    for b in batches:
+        figures[f"translation_sentences_batch{b}"] = tr[f"batch{b}_sentences"]
+        figures[f"translation_accuracy_rules_batch{b}"] = tr[f"batch{b}_accuracy"]
     figures["translation_untranslated"] = tr["untranslated"]
+    if not args.no_ros:
+        figures.update(ros_check_times(args.ros_calls))
     write_figures("safety", figures)
+
+
+def ros_check_times(calls: int) -> dict:
+    """check_action over ROS with the 20 constraints (see the module docstring)."""
+    import json
+    import os
+    import random
+    import threading
+
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    from raider_ros.msg import RobotState
+    from raider_ros.ros.graph import NodeGraph
+    from raider_ros.ros.qos import LATCHED
+    from raider_ros.sim.world import SimWorld
+    from raider_ros.srv import AddConstraint, CheckAction, GetGroundTruth, ListConstraints
+
+    os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
+    world = SimWorld(load_scene(scenes_dir() / "house.scene.yaml"))
+    ctx = Context()
+    rclpy.init(context=ctx)
+    node = Node("bench_safety", context=ctx)
+    pub = node.create_publisher(RobotState, "robot_state", LATCHED)
+
+    def truth(_req, res):
+        res.success, res.truth_json = True, json.dumps(world.truth())
+        res.robot.world_version = world.version
+        return res
+    node.create_service(GetGroundTruth, "sim/get_ground_truth", truth)
+    pub.publish(RobotState(world_version=world.version, scene="house"))
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+
+    def call(client, req, timeout=30.0):
+        done = threading.Event()
+        fut = client.call_async(req)
+        fut.add_done_callback(lambda _f: done.set())
+        if not done.wait(timeout):
+            raise TimeoutError(f"{client.srv_name}: no answer within {timeout} s")
+        return fut.result()
+
+    out = {}
+    try:
+        with NodeGraph() as graph:
+            graph.start("safety_monitor")
+            lst = node.create_client(ListConstraints, "safety_monitor/list_constraints")
+            add = node.create_client(AddConstraint, "safety_monitor/add_constraint")
+            chk = node.create_client(CheckAction, "safety_monitor/check_action")
+            for c in (lst, add, chk):
+                if not c.wait_for_service(timeout_sec=60):
+                    raise TimeoutError(f"{c.srv_name} did not come up")
+            end = time.monotonic() + 60
+            while not call(lst, ListConstraints.Request()).has_state:
+                graph.check_alive()
+                if time.monotonic() > end:
+                    raise TimeoutError("safety_monitor got no world state")
+                time.sleep(0.2)
+            for f in TWENTY:
+                r = call(add, AddConstraint.Request(ltl=f))
+                if not r.success:
+                    raise RuntimeError(f"{f}: {r.message}")
+            for k in range(50):                                    # warm-up
+                call(chk, CheckAction.Request(action=STEPS[k % len(STEPS)]))
+            times = []
+            for k in range(calls):
+                t0 = time.perf_counter()
+                r = call(chk, CheckAction.Request(action=STEPS[k % len(STEPS)]))
+                times.append((time.perf_counter() - t0) * 1000)
+                if r.verdict == "error":
+                    raise RuntimeError(f"check_action: {r.error}")
+        out["safety_check_calls"] = len(times)
+        out["safety_check_constraints"] = len(TWENTY)
+        out["safety_check_ms_p50"] = round(pct(times, 0.5), 3)
+        out["safety_check_ms_p95"] = round(pct(times, 0.95), 3)
+        out["safety_check_ms_p99_20_constraints"] = round(pct(times, 0.99), 3)
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        node.destroy_node()
+        ctx.try_shutdown()
+    return out
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""make demo: RAIDER's assistive scenario (paper Fig. 17) and a kitchen task, run on the node graph.
+"""make demo: RAIDER's assistive scenario (paper Fig. 17), a kitchen task and the Safety Chip, run on the node graph.
 
 Task 1 - deliver a medicine to a person (scene assistive_room, PDDL domain "assistive"): a chair
 blocks the way and the person moves it when asked; two medicines -> the robot asks which ->
@@ -6,6 +6,11 @@ blocks the way and the person moves it when asked; two medicines -> the robot as
 is not recognised -> the robot says so and she says who she is; she is not looking -> the robot
 asks for her attention; the handover succeeds.
 Task 2 - slice the tomato while the robot holds an egg (scene kitchen_task, domain "kitchen").
+Task 3 - the Safety Chip (scene house, four rooms, domain "house"), the paper's example: a person
+gives the rules "You have to enter the living room before the bathroom." and "You have to enter
+the bedroom before going into the living room." and asks the robot to go to the bathroom sink;
+the direct move is pruned before it runs, the executor re-plans with corrective re-prompts
+(through the living room - pruned again: the bedroom first), and no unsafe step is dispatched.
 
 Offline it uses the rules backend (no LLM) and a scripted person. With an endpoint configured
 (RAIDER_LLM_BASE_URL and/or OPENAI_API_KEY; model from RAIDER_LLM_MODEL) the issue checks and
@@ -17,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -35,6 +41,11 @@ TASKS = {
                   "scenario": "assistive_demo", "toolset": "assistive", "domain": "assistive"},
     "kitchen": {"title": "Slice the tomato while holding an egg", "scene": "kitchen_task",
                 "scenario": "kitchen_demo", "toolset": "household", "domain": "kitchen"},
+    "safety": {"title": "Go to the bathroom sink, with a house rule (Safety Chip)", "scene": "house",
+               "scenario": None, "toolset": "household", "domain": "house",
+               "plan": ["(approach start bathroom sink)"],          # the person's request, as one step
+               "rules": ["You have to enter the living room before the bathroom.",          # the paper's example
+                         "You have to enter the bedroom before going into the living room."]},
 }
 PERCEPTION = ("object_detector", "depth_distance", "spatial_relations")
 
@@ -77,8 +88,12 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
         graph.start("scene_graph", {"preload_user_info": False})
         graph.start("issue_detector", {"toolset": task["toolset"], **llm})
         graph.start("recovery_planner", {"backend": llm["backend"], **({k: v for k, v in llm.items() if k != "backend"})})
-        graph.start("human_interface", {"backend": "scripted", "scenario": task["scenario"]})
-        graph.start("plan_executor")
+        if task["scenario"]:
+            graph.start("human_interface", {"backend": "scripted", "scenario": task["scenario"]})
+        rules = task.get("rules", [])
+        if rules:
+            graph.start("safety_monitor")
+        graph.start("plan_executor", {"safety": bool(rules)})
         ctx = Context()
         rclpy.init(context=ctx)
         node = Node("demo", context=ctx)
@@ -105,7 +120,14 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
                 graph.check_alive()
                 if time.monotonic() > end:
                     raise TimeoutError("the node graph did not come up within 60 s (perception or plan_executor)")
-            say("READY", "simulated world, perception, issue detector, planner, person and executor are up")
+            prevented, executed = [], []
+            if rules:
+                from raider_ros.msg import SafetyViolation
+                node.create_subscription(SafetyViolation, "safety_monitor/violations",
+                                         lambda m: (executed if m.executed else prevented).append(m.action), 50)
+                _add_rules(node, rules, say, graph)
+            say("READY", "simulated world, perception, issue detector, planner, " +
+                ("person and executor" if task["scenario"] else "Safety Chip and executor") + " are up")
             last = {"stage": None}
 
             def on_feedback(m):
@@ -117,10 +139,11 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
                     step = f"step {f.step_index + 1} " if f.step_index >= 0 else ""
                     # plans and queries are shown as written; what the robot does and finds, as a person says it
                     text = f.message if f.stage in ("planning", "checking", "recovering") else \
-                        names["now"].rewrite(f.message, capitalise=False)
+                        _by_type(names["now"].rewrite(f.message, capitalise=False))
                     say(who, f"{step}{text}")
 
-            goal_future = client.send_goal_async(ExecuteTask.Goal(domain=task["domain"]), feedback_callback=on_feedback)
+            goal_future = client.send_goal_async(ExecuteTask.Goal(domain=task["domain"], plan=task.get("plan", [])),
+                                                 feedback_callback=on_feedback)
             result_future = None
             while result_future is None or not result_future.done():
                 time.sleep(0.2)
@@ -135,11 +158,46 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
             res = result_future.result().result
             say("RESULT", f"{'success' if res.success else 'FAILED'}: {res.message} "
                           f"({res.steps_done}/{res.steps_total} steps)")
+            if rules:
+                time.sleep(0.5)             # the last violations message, if any, is on its way
+                say("SAFETY", f"{len(prevented)} unsafe action(s) pruned before they ran, "
+                              f"{len(executed)} unsafe step(s) dispatched")
+                return bool(res.success) and not executed
             return bool(res.success)
         finally:
             executor.shutdown(timeout_sec=2.0)
             node.destroy_node()
             ctx.try_shutdown()
+
+
+def _add_rules(node, rules, say, graph) -> None:
+    """Give the Safety Chip the person's rules (translated to LTL and read back in English)."""
+    from raider_ros.srv import AddConstraint
+    client = node.create_client(AddConstraint, "safety_monitor/add_constraint")
+    end = time.monotonic() + 60
+    while not client.wait_for_service(timeout_sec=0.5):
+        graph.check_alive()
+        if time.monotonic() > end:
+            raise TimeoutError("safety_monitor did not come up within 60 s")
+    for text in rules:
+        done = threading.Event()
+        future = client.call_async(AddConstraint.Request(text=text))
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(30):
+            raise TimeoutError("safety_monitor/add_constraint did not answer within 30 s")
+        r = future.result()
+        if not r.success:
+            raise RuntimeError(f"the Safety Chip refused the rule {text!r}: {r.message}")
+        say("RULE", f'"{text}" -> {r.constraint.ltl}')
+        say("RULE", f"(read back: {r.constraint.english})")
+
+
+def _by_type(text: str) -> str:
+    """Ids the scene graph has not named (not seen yet) said by their type: "Sink_1" -> "the sink"."""
+    from raider_ros.human.naming import dedupe_words
+    from raider_ros.recovery.rules_writer import type_word
+    out = re.sub(r"\b[A-Z][A-Za-z]*_\d+\b", lambda m: "the " + type_word(m.group(0)), text)
+    return dedupe_words(re.sub(r"\b([Tt]he) the\b", r"\1", out))
 
 
 def _speaker(line: str) -> tuple[str, str]:

@@ -13,6 +13,20 @@ ROS-free; the outside world comes in through :class:`Ports` (plain callables):
 * optional ``holding() -> id | None`` (else tracked from the skills) and ``resolve_name(text)
   -> id`` (turns a person's answer such as "on the counter" into an id for a skill).
 
+Safety Chip (optional ports ``check_action(action) -> SafetyVerdict``, ``check_plan(actions) ->
+SafetyVerdict``, ``follow(action)``, ``safety_reset() -> SafetyVerdict``; docs/safety.md): with
+``check_action`` given, every skill call - plan steps and recovery actions alike - is checked
+right before it is dispatched and is never dispatched unless the monitor answers safe or
+pending; a step is also checked before its issue check (with its own arguments, when the
+monitor can read them), so a forbidden step is pruned without one. An unsafe step is pruned:
+the executor publishes why, asks ``plan_recovery`` with issue ``unsafe`` and the corrective
+re-prompt (constraints, invalid action, state change, reason), checks the new plan with
+``check_plan`` and, when a step of it is unsafe, prunes that step and re-prompts with the
+rejected plan - at most ``max_safety_replans`` re-prompts per step, then it stops with the
+reason. A monitor that fails, does not answer within ``safety_timeout_s``, answers ``error``,
+or restarted during the task (another ``session``) stops the task: no step is dispatched that
+the monitor did not check. Each dispatched skill that succeeds is reported with ``follow``.
+
 In recovery plans ``free_table`` and other names in ``config.aliases`` are replaced by their
 ids, and ``current_loc`` by where the robot was when the step started (the last ``move_to``
 target, else ``config.start_location``, else the step's own target).
@@ -59,6 +73,22 @@ class DetectionOutcome:
     reason: str = ""                            # why, when status is error
 
 
+@dataclass
+class SafetyVerdict:
+    """The Safety Chip's answer on one action (``check_action``) or a plan (``check_plan``)."""
+    verdict: str                                # safe | pending | unsafe | error
+    action: str = ""                            # the action judged (for a plan: the first unsafe one)
+    explanation: str = ""
+    violated: list[str] = field(default_factory=list)   # the violated constraints, as sentences
+    corrective_prompt: str = ""                 # unsafe: constraints, invalid action, state change, reason
+    first_unsafe_step: int | None = None        # check_plan
+    reason: str = ""                            # error: why
+    session: str = ""                           # the monitor's run; another one means it restarted
+
+
+SAFETY_VERDICTS = ("safe", "pending", "unsafe", "error")
+
+
 def _noop(*_args: Any, **_kw: Any) -> None:
     return None
 
@@ -74,6 +104,11 @@ class Ports:
     feedback: Callable[[int, ExecStep, str, str], None] = _noop
     holding: Callable[[], str | None] | None = None
     resolve_name: Callable[[str], str] | None = None
+    # the Safety Chip (all optional; with check_action given, nothing unchecked is dispatched)
+    check_action: Callable[[str], SafetyVerdict] | None = None
+    check_plan: Callable[[list[str]], SafetyVerdict] | None = None
+    follow: Callable[[str], Any] | None = None
+    safety_reset: Callable[[], SafetyVerdict] | None = None
 
 
 @dataclass
@@ -88,6 +123,8 @@ class ExecutorConfig:
     start_location: str | None = None
     initial_holding: str | None = None
     say_on_abort: bool = True
+    safety_timeout_s: float = 5.0               # longest wait for one answer of the safety monitor
+    max_safety_replans: int = 3                 # corrective re-prompts per step before stopping
 
 
 @dataclass
@@ -102,6 +139,8 @@ class StepRecord:
     answers: list[tuple[str, str | None]] = field(default_factory=list)
     skill_args: list[str] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    safety_replans: int = 0                     # corrective re-prompts after unsafe actions
+    pruned: list[str] = field(default_factory=list)     # unsafe actions that were not dispatched
 
 
 @dataclass
@@ -112,6 +151,11 @@ class ExecutionOutcome:
     calls: Counter
     warnings: list[str]
     steps_total: int
+    dispatched: list[str] = field(default_factory=list)    # every skill call sent to the robot, in order
+
+    @property
+    def pruned(self) -> list[str]:
+        return [p for s in self.steps for p in s.pruned]
 
     @property
     def success(self) -> bool:
@@ -131,6 +175,12 @@ class _Stop(Exception):
         self.status, self.reason = status, reason
 
 
+class _Unsafe(Exception):
+    def __init__(self, verdict: SafetyVerdict):
+        super().__init__(verdict.explanation)
+        self.verdict = verdict
+
+
 class _PortFailed(Exception):
     def __init__(self, port: str, reason: str, exc: BaseException | None = None):
         super().__init__(reason)
@@ -146,10 +196,22 @@ def _narration() -> dict:
 def narrate_skill(skill: str, args: Sequence[str]) -> str:
     """"picking up Medicine_1", "handing Medicine_1 to Person_1" (data/executor/narration.yaml)."""
     template = _narration().get(skill)
+    # a room or place written in lower case ("living_room") is said with words; ids are left
+    # to whoever shows the line (raider_ros/human/naming.py names them for people)
+    args = [f"the {a.replace('_', ' ')}" if a.islower() and a.isidentifier() else a for a in args]
     try:
         return template.format(*args) if template else f"{skill} {' '.join(args)}"
     except IndexError:
         return f"{skill} {' '.join(args)}"
+
+
+def _action_text(name: str, args: Sequence[str]) -> str:
+    return f"{name}({', '.join(args)})"
+
+
+def _split_action(text: str) -> tuple[str, list[str]]:
+    name, _, rest = text.partition("(")
+    return name.strip(), [a.strip() for a in rest.rstrip(")").split(",") if a.strip()]
 
 
 class _Never:
@@ -171,8 +233,18 @@ class Executor:
         self._warnings: list[str] = []
         self._location = self.config.start_location
         self._holding = self.config.initial_holding
+        self._dispatched: list[str] = []
+        self._session: str | None = None
         records: list[StepRecord] = []
         status, reason = "success", f"all {len(steps)} steps done"
+        if self.safety_on and self.ports.safety_reset is not None and steps:
+            try:
+                v = self._safety_call("safety_reset", self.ports.safety_reset, steps[0], what="start a new trace")
+                if v.verdict in ("unsafe", "error"):
+                    raise _Stop("aborted", f"the safety monitor cannot start the task: {v.explanation or v.reason}; "
+                                           "no step is dispatched")
+            except _Stop as stop:
+                return ExecutionOutcome(stop.status, stop.reason, [], self._calls, self._warnings, len(steps), [])
         for step in steps:
             rec = StepRecord(step.index, str(step), step.query)
             records.append(rec)
@@ -185,9 +257,31 @@ class Executor:
                 rec.log.append(f"{stop.status}: {stop.reason}")
                 status, reason = stop.status, stop.reason
                 break
-        return ExecutionOutcome(status, reason, records, self._calls, self._warnings, len(steps))
+        return ExecutionOutcome(status, reason, records, self._calls, self._warnings, len(steps),
+                                list(self._dispatched))
+
+    @property
+    def safety_on(self) -> bool:
+        return self.ports.check_action is not None
 
     def _run_step(self, step: ExecStep, rec: StepRecord) -> None:
+        """One step; an unsafe action (the step or a recovery action) is pruned and answered by a
+        corrective re-plan, then the step is tried again."""
+        pending: _Unsafe | None = None
+        while True:
+            try:
+                if pending is not None:
+                    unsafe, pending = pending, None
+                    self._after_unsafe(step, rec, unsafe.verdict)
+                if self.safety_on:              # prune before the issue check when the step is readable
+                    self._gate(step.skill, [self._alias(a, self._location) for a in step.skill_args()], step,
+                               strict=False)
+                self._run_checked_step(step, rec)
+                return
+            except _Unsafe as u:
+                pending = u
+
+    def _run_checked_step(self, step: ExecStep, rec: StepRecord) -> None:
         cfg = self.config
         n = step.index + 1
         # current_loc: where the robot is when the step starts; when no move told us, the
@@ -324,7 +418,10 @@ class Executor:
 
     # ------------------------------------------------------------------ ports
     def _run_skill(self, name: str, args: list[str], step: ExecStep) -> tuple[bool, str]:
+        if self.safety_on:
+            self._gate(name, args, step, strict=True)
         self._calls[f"skill:{name}"] += 1
+        self._dispatched.append(_action_text(name, args))
         result = self._call_port("skill", self.ports.skill, name, list(args), self._cancel,
                                  timeout=self.config.skill_timeout_s, step=step)
         self._check_cancel(step, f"during {name}")
@@ -332,6 +429,9 @@ class Executor:
             raise _Stop("aborted", f"step {step.index + 1} {step}: the skill port returned {result!r}, "
                                    "expected (success, message)")
         ok, msg = result[0], str(result[1] or "")
+        if ok and self.safety_on and self.ports.follow is not None:
+            self._safety_call("follow", self.ports.follow, step, _action_text(name, args),
+                              what=f"record {_action_text(name, args)}")
         if ok:
             if name == "move_to" and args:
                 self._location = args[0]
@@ -340,6 +440,123 @@ class Executor:
             elif name in ("place", "handover"):
                 self._holding = None
         return ok, msg
+
+    # ------------------------------------------------------------------ safety
+    def _safety_call(self, port: str, fn: Callable[..., Any], step: ExecStep, *args: Any, what: str) -> Any:
+        """A safety port call; a failure, a timeout, an ``error`` verdict or a restarted monitor
+        stops the task (nothing unchecked is dispatched)."""
+        n = step.index + 1
+        try:
+            v = self._call_port(port, fn, *args, timeout=self.config.safety_timeout_s, step=None)
+        except _PortFailed as exc:
+            raise _Stop("aborted", f"step {n} {step}: not dispatched: the safety monitor could not {what} "
+                                   f"({exc.reason}); while safety checking is on, no step is dispatched "
+                                   "without its answer") from None
+        self._check_cancel(step, f"after the safety monitor ({port})")
+        if port == "follow" and not isinstance(v, SafetyVerdict):
+            return v
+        if not isinstance(v, SafetyVerdict) or v.verdict not in SAFETY_VERDICTS:
+            raise _Stop("aborted", f"step {n} {step}: not dispatched: the safety monitor's answer to {what} "
+                                   f"is not a verdict ({v!r})")
+        if v.session:
+            if self._session is None:
+                self._session = v.session
+            elif v.session != self._session:
+                raise _Stop("aborted", f"step {n} {step}: not dispatched: the safety monitor restarted during "
+                                       "the task and lost the trace of the steps done so far; no further step "
+                                       "is dispatched")
+        if port == "follow" and v.verdict in ("unsafe", "error"):
+            self._warn(f"step {n}: the safety monitor on the executed {args[0]}: {v.verdict}: "
+                       f"{v.explanation or v.reason}")
+        return v
+
+    def _gate(self, name: str, args: Sequence[str], step: ExecStep, *, strict: bool) -> None:
+        """Ask the monitor about one action. strict (right before dispatch): only safe or
+        pending passes, and an error stops the task; not strict (before the issue check, the
+        step's own, possibly ungrounded, arguments): only an unsafe verdict counts."""
+        action = _action_text(name, args)
+        if not strict:
+            self._feedback(step, "checking", f"checking {action} against the safety rules")
+        v = self._safety_call("check_action", self.ports.check_action, step, action, what=f"check {action}")
+        if v.verdict == "unsafe":
+            raise _Unsafe(v if v.action else SafetyVerdict(**{**vars(v), "action": action}))
+        if v.verdict == "error" and strict:
+            raise _Stop("aborted", f"step {step.index + 1} {step}: not dispatched: the safety monitor cannot "
+                                   f"check {action}: {v.reason or v.explanation or 'no reason given'}")
+
+    def _after_unsafe(self, step: ExecStep, rec: StepRecord, v: SafetyVerdict) -> None:
+        """Prune the unsafe action and re-plan with corrective re-prompts until the monitor
+        accepts the new plan (then run it), within ``max_safety_replans``."""
+        cfg = self.config
+        n = step.index + 1
+        prompt = v.corrective_prompt
+        announce = True
+        while True:
+            rule = "; ".join(f'"{x}"' for x in v.violated) or v.explanation
+            if announce:
+                rec.pruned.append(v.action)
+                rec.log.append(f"step {n}: pruned {v.action} (unsafe): {v.explanation}")
+                self._publish(step, "unsafe", v.explanation, [])
+                self._feedback(step, "issue", f"unsafe, not done: {narrate_skill(*_split_action(v.action))} "
+                                              f"would break the rule {rule}")
+            announce = True
+            if rec.safety_replans >= cfg.max_safety_replans:
+                if cfg.say_on_abort:
+                    self._say(f"I will not do {step.query}: I found no way that keeps the rule {rule}.", step)
+                raise _Stop("aborted", f"step {n} {step}: unsafe: {v.explanation} No safe plan after "
+                                       f"{rec.safety_replans} corrective re-prompt(s).")
+            rec.safety_replans += 1
+            holding = self._current_holding(step)
+            try:
+                plan = self._call_port("plan_recovery", self.ports.plan_recovery, step.query, "unsafe",
+                                       prompt or v.explanation, holding, timeout=cfg.plan_timeout_s, step=step)
+            except _PortFailed as exc:
+                if isinstance(exc.exc, PlanError):
+                    self._warn(f"step {n}: the corrective plan was rejected: {exc.exc}")
+                    rec.log.append(f"step {n}: corrective plan rejected: {exc.exc}")
+                    announce = False
+                    continue
+                raise _Stop("aborted", f"step {n} {step}: {exc.reason}") from None
+            self._check_cancel(step, "after corrective planning")
+            if not isinstance(plan, Plan):
+                raise _Stop("aborted", f"step {n} {step}: plan_recovery returned {type(plan).__name__}, not a Plan")
+            code = "; ".join(s.to_code(plan.variables) for s in plan.steps)
+            rec.plans.append(plan.to_code())
+            rec.log.append(f"step {n}: corrective re-plan {rec.safety_replans}: {code}")
+            if not any(s.action not in ("ask", "say") for s in plan.steps):
+                # the planner found no way that keeps the rule: say so, then stop
+                self._run_recovery(step, plan, rec, self._location)
+                raise _Stop("aborted", f"step {n} {step}: unsafe: {v.explanation} The corrective re-plan has no "
+                                       f"action that keeps the rule ({code}).")
+            actions = self._plan_actions(step, plan)
+            if actions and self.ports.check_plan is not None:
+                pv = self._safety_call("check_plan", self.ports.check_plan, step, actions,
+                                       what="check the corrective plan")
+                if pv.verdict == "unsafe":
+                    k = pv.first_unsafe_step if pv.first_unsafe_step is not None else 0
+                    action = pv.action or (actions[k] if k < len(actions) else "")
+                    v = SafetyVerdict(**{**vars(pv), "action": action})
+                    prompt = pv.corrective_prompt
+                    rec.log.append(f"step {n}: the corrective plan is unsafe at its step {k + 1} ({action})")
+                    continue
+            self._feedback(step, "recovering", f"safe re-plan {rec.safety_replans}/{cfg.max_safety_replans}: {code}")
+            self._run_recovery(step, plan, rec, self._location or (step.skill_args() or [None])[0])
+            return
+
+    def _plan_actions(self, step: ExecStep, plan: Plan) -> list[str]:
+        """The skill calls of a plan as the monitor reads them, up to the first whose arguments
+        are only known at run time (an ask() answer; those are checked before dispatch), with
+        the step itself at the end when the plan does not end with it."""
+        out: list[str] = []
+        start = self._location or (step.skill_args() or [None])[0]
+        skills = [s for s in plan.steps if s.action not in ("ask", "say")]
+        for rs in skills:
+            if any(isinstance(a, Var) for a in rs.args):
+                return out
+            out.append(_action_text(rs.action, [self._alias(a.value, start) for a in rs.args]))
+        if not skills or skills[-1].action != step.skill:
+            out.append(_action_text(step.skill, [self._alias(a, self._location) for a in step.skill_args()]))
+        return out
 
     def _current_holding(self, step: ExecStep) -> str | None:
         if self.ports.holding is None:

@@ -433,25 +433,14 @@ def plan(task: PddlTask, *, time_limit_s: float = 10.0, search: str = "astar") -
     """A plan for ``task`` with pyperplan, or :class:`PddlError` (time limit, unsolvable)."""
     if search not in SEARCHES:
         raise PddlError(f"unknown search {search!r}; expected one of {', '.join(SEARCHES)}")
-    from pyperplan import grounding
-    from pyperplan.pddl.parser import Parser
     start = time.monotonic()
-    parser = Parser(None, None)
-    try:
-        parser.domInput = task.domain_text
-        dom = parser.parse_domain(read_from_file=False)
-        parser.probInput = task.problem_text
-        prob = parser.parse_problem(dom, read_from_file=False)
-    except Exception as exc:  # noqa: BLE001 - pyperplan raises bare exceptions of many kinds
-        raise PddlError(f"the planner (pyperplan) cannot read the task: {type(exc).__name__}: {_cleanup(str(exc))}",
-                        source=task.domain_source) from None
-    _check_grounding_size(prob)
-    try:
-        ground_task = grounding.ground(prob)
-    except Exception as exc:  # noqa: BLE001
-        raise PddlError(f"the planner (pyperplan) cannot ground the task: {_cleanup(str(exc))}",
-                        source=task.problem_source) from None
+    return solve(task, ground(task), time_limit_s=time_limit_s, search=search, start=start)
 
+
+def solve(task: PddlTask, ground_task: Any, *, time_limit_s: float = 10.0, search: str = "astar",
+          start: float | None = None) -> PlanResult:
+    """:func:`plan` on a task grounded already (:func:`ground`)."""
+    start = time.monotonic() if start is None else start
     deadline = start + time_limit_s
     expanded = 0
     successors = ground_task.get_successor_states
@@ -467,12 +456,37 @@ def plan(task: PddlTask, *, time_limit_s: float = 10.0, search: str = "astar") -
     try:
         solution = _run_search(ground_task, search)
     except _Timeout:
+        del ground_task.get_successor_states
         raise PddlError(f"no plan found within the time limit of {time_limit_s:g} s "
                         f"({expanded} states expanded)", source=task.problem_source) from None
+    del ground_task.get_successor_states
     if solution is None:
         raise PddlError(_unsolvable_reason(ground_task, expanded), source=task.problem_source)
     actions = [_ground_action(op.name) for op in solution]
     return PlanResult(actions, search, expanded, time.monotonic() - start)
+
+
+def ground(task: PddlTask, *, relevant_only: bool = True) -> Any:
+    """The task grounded by pyperplan (its ``Task``: operators, initial state, goals).
+    ``relevant_only``: drop the operators that cannot help reach the goal (pyperplan's
+    relevance analysis; a planner that must also keep constraints needs them all)."""
+    from pyperplan import grounding
+    from pyperplan.pddl.parser import Parser
+    parser = Parser(None, None)
+    try:
+        parser.domInput = task.domain_text
+        dom = parser.parse_domain(read_from_file=False)
+        parser.probInput = task.problem_text
+        prob = parser.parse_problem(dom, read_from_file=False)
+    except Exception as exc:  # noqa: BLE001 - pyperplan raises bare exceptions of many kinds
+        raise PddlError(f"the planner (pyperplan) cannot read the task: {type(exc).__name__}: {_cleanup(str(exc))}",
+                        source=task.domain_source) from None
+    _check_grounding_size(prob)
+    try:
+        return grounding.ground(prob, remove_irrelevant_operators=relevant_only)
+    except Exception as exc:  # noqa: BLE001
+        raise PddlError(f"the planner (pyperplan) cannot ground the task: {_cleanup(str(exc))}",
+                        source=task.problem_source) from None
 
 
 def _run_search(task: Any, search: str) -> Any:
@@ -520,6 +534,11 @@ def _unsolvable_reason(task: Any, expanded: int) -> str:
                 "(check the initial state and the action effects)")
     return (f"the problem is unsolvable: every goal fact can be reached on its own, but no action sequence "
             f"reaches them all together ({expanded} states explored)")
+
+
+def ground_action(name: str) -> GroundAction:
+    """A pyperplan operator name, ``(approach start counter)``, as a :class:`GroundAction`."""
+    return _ground_action(name)
 
 
 def _ground_action(name: str) -> GroundAction:

@@ -8,10 +8,11 @@ reads the ``name:id`` list that maps recovery-plan names to scene ids.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from raider_ros.executor.mapping import ActionMapping, ExecStep, MappingError, parse_plan_lines
 from raider_ros.executor.pddl_plan import PddlError, load_named, load_task, pddl_dir, plan
+from raider_ros.executor.safe_plan import plan_safely
 
 
 class TaskError(Exception):
@@ -19,7 +20,10 @@ class TaskError(Exception):
 
 
 def resolve_task(domain: str, problem: str, plan_lines: Sequence[str] = (), mapping: str = "",
-                 planner_time_limit_s: float = 10.0) -> tuple[list[ExecStep], str]:
+                 planner_time_limit_s: float = 10.0, looker: Any = None,
+                 notes: list[str] | None = None) -> tuple[list[ExecStep], str]:
+    """``looker`` (the Safety Chip's, raider_ros/executor/safe_plan.py): plan with the
+    constraint-aware planner; ``notes`` gets a line when it had to re-plan around a rule."""
     domain, problem = domain.strip(), problem.strip()
     try:
         if domain and (pddl_dir() / domain / "domain.pddl").is_file():
@@ -28,9 +32,19 @@ def resolve_task(domain: str, problem: str, plan_lines: Sequence[str] = (), mapp
             task = load_task(domain, problem)
         else:
             raise TaskError("give a PDDL domain (file, name or text) and a problem")
-        actions = parse_plan_lines(list(plan_lines), task) if plan_lines else \
-            plan(task, time_limit_s=planner_time_limit_s).actions
         action_map = ActionMapping.load(mapping, str(task.domain.name))
+        if plan_lines:
+            actions = parse_plan_lines(list(plan_lines), task)
+        elif looker is not None:
+            res = plan_safely(task, action_map, looker, time_limit_s=planner_time_limit_s)
+            actions = res.actions
+            if res.replanned and notes is not None:
+                rules = "; ".join(f'"{v}"' for v in res.violated)
+                notes.append(f"the first plan ({', '.join(res.unsafe_plan)}) would break {rules or 'a constraint'} "
+                             f"at its step {(res.unsafe_step or 0) + 1}: re-planned around it"
+                             + (" (an obligation stays open)" if res.pending_at_end else ""))
+        else:
+            actions = plan(task, time_limit_s=planner_time_limit_s).actions
         return action_map.bind(actions, task), str(task.domain.name)
     except (PddlError, MappingError) as exc:
         raise TaskError(str(exc)) from None

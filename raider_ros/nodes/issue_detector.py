@@ -41,6 +41,7 @@ from raider_ros.ros import conversions as conv
 from raider_ros.common import limits
 from raider_ros.ros.goal_queue import FreshnessGate, QueueRefused, Request, RequestQueue
 from raider_ros.ros.params import Param, declare
+from raider_ros.ros.safety_client import SafetyClient, skill_call, unfeasibility_for
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.ros.tool_client import RosToolExecutor
 from raider_ros.srv import DetectIssue as DetectIssueSrv
@@ -88,6 +89,10 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
     Param("retrieval", "off", "Scene graph in the first message: off | full (every object) | rag (the task's "
                               "subgraph, the whole graph on request) | rag-strict (never the whole graph)"),
     Param("retrieve_service", "scene_graph/retrieve", "Service that retrieves the task-relevant subgraph"),
+    Param("safety_prefix", "safety_monitor", "Safety Chip asked first about structured queries such as "
+                                             "pick(Knife_1): a forbidden action is an unfeasibility citing the rule "
+                                             "('' = never ask)"),
+    Param("safety_timeout_s", 2.0, "Longest wait for the Safety Chip's answer; without one the agent checks as usual [s]"),
 )
 
 
@@ -143,6 +148,9 @@ class IssueDetectorNode(Node):
         self.create_service(DetectIssueSrv, "detect_issue", self._on_service, qos_profile=qos, callback_group=group)
         self.create_timer(0.2, self.requests.sweep, callback_group=group)
         self.requests.start()
+        self.safety = SafetyClient(self, self.p["safety_prefix"], callback_group=group,
+                                   timeout_s=self.p["safety_timeout_s"], wait_for_service=False) \
+            if self.p["safety_prefix"] else None
         self.get_logger().info(f"issue detector ready: method {settings.method}, backend {self.backend_name}, "
                                f"toolset {settings.toolset}, queue_size {self.p['queue_size']}, "
                                f"request_deadline_s {self.p['request_deadline_s']:g}")
@@ -152,6 +160,23 @@ class IssueDetectorNode(Node):
             self._graph_json = json.loads(msg.data).get("graph")
         except (ValueError, AttributeError):
             self.get_logger().warning("scene graph JSON could not be read", throttle_duration_sec=10.0)
+
+    # ------------------------------------------------------------------ running one check
+    def _safety_answer(self, query: str) -> AgentResult | None:
+        """An action the Safety Chip forbids is an unfeasibility citing the rule, without running
+        the agent; any other answer (or none) leaves the check to the agent."""
+        action = skill_call(query) if self.safety is not None else None
+        if action is None:
+            return None
+        try:
+            found = unfeasibility_for(self.safety.check_action(action))
+        except (RuntimeError, TimeoutError) as exc:
+            self.get_logger().warning(f"no Safety Chip answer ({exc}); the agent checks alone", throttle_duration_sec=30.0)
+            return None
+        if found is None:
+            return None
+        return AgentResult(issue=found[0], explanation=found[1], status="ok",
+                           backend=f"{self.backend_name} + safety_monitor")
 
     # ------------------------------------------------------------------ the queue
     def _submit(self, query: str, context: str, on_event=None, cancel: Callable[[], bool] = lambda: False) -> Future:
@@ -188,9 +213,12 @@ class IssueDetectorNode(Node):
     def _run_check(self, req: Request) -> AgentResult:
         """One check, on the queue's worker thread, within the request's deadline."""
         check: _Check = req.payload
-        timeout = min(self.p["fresh_frame_timeout_s"], req.left_s())
+        forbidden = self._safety_answer(check.query)
+        timeout = min(self.p["fresh_frame_timeout_s"], req.left_s()) if forbidden is None else 0
         stale = self.freshness.wait_fresh(check.since, timeout, req.cancelled) if timeout > 0 else None
-        if stale is not None:
+        if forbidden is not None:
+            res = forbidden
+        elif stale is not None:
             res = self._error(stale)
         elif req.left_s() <= 0:
             res = self._error(f"the request deadline of {self.p['request_deadline_s']:g} s passed before the check "

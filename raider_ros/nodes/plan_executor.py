@@ -8,6 +8,13 @@ calls ``detect_issue``; on an issue it publishes the explanation, asks ``plan_re
 the recovery (skills, ``human/ask``, ``human/say``), checks again within a bounded number of
 attempts, then runs the step's skill on ``execute_skill``. When it cannot recover it aborts
 with the explanation. Feedback per step; cancel stops between and inside steps.
+
+With ``safety`` on (the graph turns it on), the Safety Chip (node safety_monitor) checks every
+skill before it is dispatched (``safety_monitor/check_action``), unsafe ones are pruned and
+answered by corrective re-prompts to ``plan_recovery`` whose plans are checked with
+``safety_monitor/check_plan``; each executed step is reported (``safety_monitor/follow``); a
+task starts a new trace (``safety_monitor/reset``) and is planned with the constraint-aware
+planner. An unreachable monitor means no step is dispatched.
 """
 from __future__ import annotations
 
@@ -27,7 +34,9 @@ from raider_ros.executor.task import TaskError, parse_aliases, resolve_task
 from raider_ros.msg import IssueReport, RobotState
 from raider_ros.recovery.plan import Literal, Plan, PlanError, PlanStep, Var
 from raider_ros.ros.port_wait import wait_answer
+from raider_ros.executor.safe_plan import PrefixLooker
 from raider_ros.ros.params import Param, declare
+from raider_ros.ros.safety_client import SafetyClient
 from raider_ros.ros.spin import run_node
 from raider_ros.ros.qos import LATCHED
 from raider_ros.srv import Ask, DetectIssue, PlanRecovery
@@ -44,6 +53,11 @@ PARAMS = (
     Param("skill_goal_wait_s", 10.0, "How long the robot's skill server has to accept or refuse a skill goal "
                                      "(it answers late on a loaded machine) [s]"),
     Param("aliases", "free_table:FreeTable_1", "Names used by recovery plans -> scene ids, 'name:id,name:id'"),
+    Param("safety", False, "Check every skill with the Safety Chip (safety_monitor) before dispatching it; "
+                           "an unreachable monitor then means no step is dispatched"),
+    Param("safety_timeout_s", 5.0, "Longest wait for one answer of the safety monitor [s]"),
+    Param("max_safety_replans", 3, "Corrective re-prompts per step after unsafe actions before the task is aborted"),
+    Param("safe_planning", True, "With safety on: plan around the constraints (check the plan, re-plan if unsafe)"),
 )
 
 
@@ -57,6 +71,8 @@ class PlanExecutorNode(Node):
         self.plan_client = self.create_client(PlanRecovery, "plan_recovery", callback_group=group)
         self.ask_client = self.create_client(Ask, "human/ask", callback_group=group)
         self.skill_client = ActionClient(self, ExecuteSkill, "execute_skill", callback_group=group)
+        self.safety = SafetyClient(self, callback_group=group, timeout_s=self.p["safety_timeout_s"]) \
+            if self.p["safety"] else None
         self.pub_say = self.create_publisher(String, "human/say", 20)
         self.pub_explanations = self.create_publisher(IssueReport, "plan_executor/explanations", 20)
         self.holding: str | None = None
@@ -151,24 +167,44 @@ class PlanExecutorNode(Node):
                 goal_handle.publish_feedback(ExecuteTask.Feedback(step_index=index, step=step, stage=stage,
                                                                   message=message))
             fb("planning", "reading the task and planning")
+            notes: list[str] = []
             try:
                 req = goal_handle.request
+                looker = None
+                if self.safety is not None:
+                    # the task's trace starts now, before planning (the planner asks the monitor)
+                    v = self.safety.reset()
+                    if v.verdict != "safe":
+                        raise RuntimeError(f"the safety monitor cannot start the task: {v.explanation}")
+                    looker = PrefixLooker(self.safety.look) if self.p["safe_planning"] else None
                 steps, domain = resolve_task(req.domain, req.problem, list(req.plan), req.mapping,
-                                             self.p["planner_time_limit_s"])
+                                             self.p["planner_time_limit_s"], looker=looker, notes=notes)
+            except (RuntimeError, TimeoutError) as exc:       # the monitor, asked while planning
+                result.success, result.message = False, f"cannot plan the task safely: {exc}"
+                self.get_logger().error(result.message)
+                goal_handle.abort()
+                return result
             except TaskError as exc:
                 result.success, result.message = False, f"cannot plan the task: {exc}"
                 self.get_logger().error(result.message)
                 goal_handle.abort()
                 return result
+            for note in notes:
+                fb("planning", note)
             fb("planning", f"plan of {len(steps)} steps: " + " ".join(str(s) for s in steps))
             ports = Ports(detect=self._detect, plan_recovery=self._plan_recovery, skill=self._skill, ask=self._ask,
                           say=self._say, publish_explanation=self._publish_explanation,
                           feedback=lambda i, step, stage, msg: fb(stage, msg, i, str(step)),
-                          holding=lambda: self.holding)
+                          holding=lambda: self.holding,
+                          **({"check_action": self.safety.check_action, "check_plan": self.safety.check_plan,
+                              "follow": self.safety.follow, "safety_reset": self.safety.reset}
+                             if self.safety is not None else {}))
             config = ExecutorConfig(max_recovery_attempts=self.p["max_recovery_attempts"],
                                     detect_timeout_s=self.p["detect_timeout_s"], plan_timeout_s=self.p["plan_timeout_s"],
                                     skill_timeout_s=self.p["skill_timeout_s"], ask_timeout_s=self.p["ask_timeout_s"],
-                                    aliases=self.aliases, initial_holding=self.holding)
+                                    aliases=self.aliases, initial_holding=self.holding,
+                                    safety_timeout_s=self.p["safety_timeout_s"],
+                                    max_safety_replans=self.p["max_safety_replans"])
             cancel = _GoalCancel(goal_handle)
             outcome = Executor(ports, config).run(steps, cancel)
         result.success = outcome.success

@@ -195,6 +195,8 @@ class RulesRecoveryWriter:
     def write(self, query: str, issue: str, explanation: str, holding: str | None = None,
               hints: RecoveryHints | None = None, *, instructions: Sequence[str] = ()) -> str:
         h = hints or RecoveryHints()
+        if issue.strip().lower() == "unsafe":      # a corrective re-prompt of the Safety Chip
+            return self._corrective(query, explanation)
         holding = h.holding if h.holding is not None else holding
         if holding in ("", "none", "None", "null"):
             holding = None
@@ -218,6 +220,17 @@ class RulesRecoveryWriter:
         if not b.steps:
             b.say_cannot()
         return Plan(tuple(b.steps)).to_code()
+
+
+    def _corrective(self, query: str, prompt: str) -> str:
+        """Steps that keep the violated constraints (raider_ros/safety/replan.py), before the step."""
+        from raider_ros.safety.replan import CorrectiveError, corrective_plan
+        try:
+            cp = corrective_plan(query, prompt)
+        except CorrectiveError as exc:
+            raise PlanError(f"cannot read the corrective re-prompt: {exc}") from None
+        self.last_source = f"{self.name}: corrective re-plan ({cp.note})"
+        return Plan(tuple(PlanStep(a, tuple(Literal(x) for x in args)) for a, args in cp.steps)).to_code()
 
 
 class _Builder:

@@ -236,11 +236,14 @@ class TranslationResult:
 
 def score_translations(bench: SafetyBenchmark, translator: Any, *, compiler: Compiler | None = None) -> list[TranslationResult]:
     """Every distinct (sentence, gold formula, scene) of the benchmark translated and compared
-    with the gold formula by automata equivalence (never by text)."""
+    with the gold formula by automata equivalence (never by text). A sentence in several batches
+    counts in the earliest one (when it was first written), so a later batch that reuses it does
+    not count it as held out."""
     seen: set[tuple[str, str, str]] = set()
     out: list[TranslationResult] = []
     states: dict[str, SymbolicState] = {}
-    for case in bench.cases:
+    by_batch = sorted(bench.cases, key=lambda c: (c.batch is None, c.batch or 0))   # stable
+    for case in by_batch:
         if case.ltl is None:
             continue
         if case.scene not in states:

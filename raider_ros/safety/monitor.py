@@ -126,6 +126,21 @@ class CheckResult:
                          "after it no continuation can satisfy the constraint")
         return ". ".join(parts) + "."
 
+    def reason(self) -> str:
+        """The reason of the violation for a corrective re-prompt: one sentence per violated
+        constraint, with its formula in a fixed shape (``(LTL: <formula>)``) that a planner
+        without an LLM can read back (:mod:`raider_ros.safety.replan`)."""
+        parts = []
+        for r in self.results:
+            if r.status != UNSAFE:
+                continue
+            c = r.constraint
+            changed = [a for a in r.after if r.before.get(a) != r.after[a]]
+            change = ", ".join(f"{a} {'true' if r.after[a] else 'false'}" for a in changed) or "no predicate change"
+            parts.append(f'{self.action} makes {change}, after which the constraint "{c.text or c.english or c.ltl}" '
+                         f"(LTL: {c.ltl}) can no longer be satisfied")
+        return "; ".join(parts) + ("." if parts else "")
+
 
 @dataclass(frozen=True)
 class PlanCheck:
@@ -134,10 +149,25 @@ class PlanCheck:
     first_unsafe_step: int | None
     pending_at_end: list[int]
     error: str | None = None                     # a step that could not be read (ActionError)
+    # the automaton state of every constraint (in id order) after the last step checked: two
+    # prefixes with equal states and equal world states have the same future verdicts
+    end_states: tuple[int, ...] = ()
 
     @property
     def violated(self) -> list[int]:
         return self.steps[self.first_unsafe_step].violated if self.first_unsafe_step is not None else []
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A position of the monitor's trace: the world state and every constraint's automaton
+    state (``SafetyMonitor.trace`` / ``advance``; a planner explores many of them)."""
+    state: SymbolicState
+    automata: tuple[tuple[int, int], ...]      # (constraint id, automaton state), by id
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        return tuple(q for _, q in self.automata)
 
 
 class SafetyMonitor:
@@ -295,16 +325,40 @@ class SafetyMonitor:
                 try:
                     act = resolve_action(cur, step)
                 except ActionError as exc:
-                    return PlanCheck(tuple(steps), None, [], f"step {i}: {exc}")
+                    return PlanCheck(tuple(steps), None, [], f"step {i}: {exc}", self._end(qs))
                 nxt = predict(cur, act)
                 res, qs = self._judge(act, cur, nxt, qs)
                 steps.append(res)
                 if res.verdict == UNSAFE:
-                    return PlanCheck(tuple(steps), i, [])
-                cur = nxt
+                    return PlanCheck(tuple(steps), i, [], None, self._end(qs))
+                cur = nxt.with_changes(action=None)
             pending = [cid for cid, c in self._constraints.items()
                        if cid in qs and qs[cid] not in c.dfa.accepting]  # type: ignore[union-attr]
-            return PlanCheck(tuple(steps), None, pending)
+            return PlanCheck(tuple(steps), None, pending, None, self._end(qs))
+
+    def _end(self, qs: Mapping[int, int]) -> tuple[int, ...]:
+        return tuple(qs.get(cid, -1) for cid in sorted(self._constraints))
+
+    def trace(self, state: SymbolicState | None = None) -> Trace:
+        """The present position: ``state`` (default the monitor's) with the automata as the
+        executed steps left them."""
+        with self._lock:
+            cur = self._need_state(state)
+            qs = dict(self._q)
+            unstarted = [c for cid, c in self._constraints.items() if cid not in qs]
+            letters = self._letters(cur, unstarted) if unstarted else {}
+            for c in unstarted:
+                qs[c.id] = c.dfa.step(c.dfa.initial, letters[c.id])  # type: ignore[union-attr]
+            return Trace(cur.with_changes(action=None) if cur.action is not None else cur, tuple(sorted(qs.items())))
+
+    def advance(self, trace: Trace, action: Any) -> tuple[CheckResult, Trace]:
+        """The verdict on one more step after ``trace`` and the position it leads to (predicted
+        state), without changing the monitor; ActionError for a step it cannot read."""
+        with self._lock:
+            act = resolve_action(trace.state, action)
+            nxt = predict(trace.state, act)
+            res, qs = self._judge(act, trace.state, nxt, dict(trace.automata))
+            return res, Trace(nxt.with_changes(action=None), tuple(sorted(qs.items())))
 
     def follow(self, action: Any, new_state: SymbolicState | None = None) -> CheckResult:
         """Record an executed step; ``new_state`` is the state observed after it (default: the
@@ -381,16 +435,26 @@ class SafetyMonitor:
         return CheckResult(str(act), verdict, tuple(results), nxt, before_all, after_all), out
 
 
-def corrective_prompt(result: CheckResult, constraints: Sequence[Constraint], template: str | None = None) -> str:
+def corrective_prompt(result: CheckResult, constraints: Sequence[Constraint], template: str | None = None, *,
+                      reason: str | None = None, plan: Sequence[str] | None = None) -> str:
     """The corrective re-prompt for an unsafe step (template: data/prompts/safety/corrective.yaml):
-    the constraints in English, the invalid action and the state change it would cause."""
+    the constraints in English, the invalid action and the state change it would cause, then the
+    reason of the violation (empty, as in the paper's prompt, unless given: the executor passes
+    :meth:`CheckResult.reason`) and, when the invalid action was a step of a proposed plan, that
+    plan (the ``plan_line`` of the template file)."""
+    plan_line = "Rejected plan: {plan}"
     if template is None:
         from raider_ros.common.paths import data_dir
         from raider_ros.common.yamlfile import read_yaml_mapping
         doc, _ = read_yaml_mapping(data_dir() / "prompts" / "safety" / "corrective.yaml",
                                    what="corrective prompt", error=LTLError)
         template = doc["template"]
+        plan_line = str(doc.get("plan_line", plan_line))
     sentences = [c.text or c.english or c.ltl for c in constraints]
-    return template.format(constraints="[" + ", ".join(f'"{x}"' for x in sentences) + "]",
+    text = template.format(constraints="[" + ", ".join(f'"{x}"' for x in sentences) + "]",
                            action=result.action, safe=render_valuation(result.change_before),
-                           violated=render_valuation(result.change_after))
+                           violated=render_valuation(result.change_after), reason=reason or "")
+    lines = [ln.rstrip() for ln in text.rstrip("\n").splitlines()]
+    if plan:
+        lines.append(plan_line.format(plan="[" + ", ".join(plan) + "]"))
+    return "\n".join(lines)

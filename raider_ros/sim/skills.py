@@ -32,6 +32,13 @@ Skills and what they need (checked in this order; the first that fails is report
 
 ===========  ==================================================================================
 move_to X    X not held; free floor path. Moves the base (see above).
+             In a scene with rooms, a thing in another room is reached through that room: the
+             base first goes to the room's spot (as for ``move_to R``), and the straight-path
+             rule applies from there.
+move_to R    R a room of the scene (and no object, person or type of that name): the base goes to
+             the free floor point nearest the room's middle (``room_spot``), facing the way it
+             travelled. Rooms are reached by the robot's own navigation: no straight-path rule
+             (the flat has no walls to route around; the rule models the last approach to a thing).
 pick X       hand empty; X pickupable; nothing on top of / inside X; X not inside a closed
              container; reach; view. Sets ``robot.holding`` (X leaves the drawn world).
 place L      hand holds something; L a receptacle; L not closed (openable or door); reach; view;
@@ -72,6 +79,7 @@ PLACE_GRID_M = 0.02           # spacing of candidate spots when placing
 PLACE_CLEARANCE_M = 0.005     # gap kept between a placed object and its neighbours
 BASE_RADIUS_M = 0.25          # move_to: the base needs this much room around its goal
 APPROACH_TIE_M = 0.1          # move_to: sides of the furniture this close in distance count as a tie
+ROOM_CLEARANCE_M = 0.35       # move_to <room>: the base stops this far from things on the floor and the room's sides
 
 SKILL_ARGS: dict[str, tuple[str, ...]] = {
     "move_to": ("target",),
@@ -353,19 +361,68 @@ def _set_state(scene: Scene, obj: SceneObject, **state: bool) -> Scene:
 
 
 # --------------------------------------------------------------------------- skills
+def _room_target(s: Scene, name: object):
+    """The room ``name`` names, when it names no object or person (ids, names and types win)."""
+    if not isinstance(name, str) or not s.rooms or s.room(name) is None:
+        return None
+    try:
+        resolve(s, name)
+    except SkillFailure:
+        return s.room(name)
+    return None
+
+
+def room_spot(s: Scene, room) -> tuple[float, float] | None:
+    """Where the base stops in a room: the free floor point nearest the room's middle (a 0.1 m
+    grid, ``ROOM_CLEARANCE_M`` from every thing on the floor and from the room's sides)."""
+    floor = [aabb(e) for e in s.entities if e.id != s.robot.holding and bottom(e) < PATH_CLEARANCE_M]
+    cx, cy = (room.min[0] + room.max[0]) / 2.0, (room.min[1] + room.max[1]) / 2.0
+    xs = np.arange(room.min[0] + ROOM_CLEARANCE_M, room.max[0] - ROOM_CLEARANCE_M + 1e-9, 0.1)
+    ys = np.arange(room.min[1] + ROOM_CLEARANCE_M, room.max[1] - ROOM_CLEARANCE_M + 1e-9, 0.1)
+    spots = sorted(((float(x), float(y)) for x in xs for y in ys), key=lambda p: (math.hypot(p[0] - cx, p[1] - cy), p))
+    for x, y in spots:
+        if all(math.hypot(max(lo[0] - x, 0.0, x - hi[0]), max(lo[1] - y, 0.0, y - hi[1])) >= ROOM_CLEARANCE_M
+               for lo, hi in floor):
+            return x, y
+    return None
+
+
 def do_move_to(c: Checker, target_name) -> tuple[Scene, str]:
     s = c.scene
+    room = _room_target(s, target_name)
+    if room is not None:
+        spot = room_spot(s, room)
+        if spot is None:
+            raise SkillFailure(f"cannot move to the {room.name.replace('_', ' ')}: there is no free spot for the "
+                               "base in it")
+        x, y = spot
+        dx, dy = x - s.robot.x, y - s.robot.y
+        yaw = math.degrees(math.atan2(dy, dx)) if math.hypot(dx, dy) > 1e-6 else s.robot.yaw_deg
+        new = s.with_robot(x=round(x, 4), y=round(y, 4), yaw_deg=round(yaw, 2))
+        return new, f"moved to the {room.name.replace('_', ' ')}: base at ({x:.2f}, {y:.2f}) facing {yaw:.0f} deg"
     target = resolve(s, target_name, "object or person")
     c.not_held("move to", target)
+    # in another room: the robot's navigation takes it to that room first; the last leg, from
+    # the room's spot to the thing, follows the straight-path rule
+    via = None
+    here = s.room_at(s.robot.x, s.robot.y) if s.rooms else None
+    there = s.room_at(target.center[0], target.center[1]) if s.rooms else None
+    if there is not None and here != there:
+        spot = room_spot(s, s.room(there))
+        if spot is not None:
+            via = there
+            s = s.with_robot(x=spot[0], y=spot[1])
     blockers = path_blockers(s, target)
     if blockers:
         oid, d = blockers[0]
         others = f" (also {_join([b for b, _ in blockers[1:]])})" if len(blockers) > 1 else ""
+        start = f"the middle of the {via.replace('_', ' ')}" if via else "the robot"
         raise SkillFailure(f"cannot move to {target.id}: the path is blocked by {oid}, {d:.2f} m from the "
-                           f"straight path from the robot to {target.id}{others}")
+                           f"straight path from {start} to {target.id}{others}")
     x, y, yaw = approach_pose(s, target, c.params.approach_standoff_m)
     new = s.with_robot(x=round(x, 4), y=round(y, 4), yaw_deg=round(yaw, 2))
-    return new, f"moved to {target.id}: base at ({x:.2f}, {y:.2f}) facing {yaw:.0f} deg"
+    through = f" (through the {via.replace('_', ' ')})" if via else ""
+    return new, f"moved to {target.id}{through}: base at ({x:.2f}, {y:.2f}) facing {yaw:.0f} deg"
 
 
 def do_pick(c: Checker, name) -> tuple[Scene, str]:

@@ -1,5 +1,5 @@
-"""`make demo`, exactly as the README writes it: both tasks on the full node graph, offline (rules backend, scripted
-person), must succeed with the interactions of the paper's Fig. 17."""
+"""`make demo`, exactly as the README writes it: the three tasks on the full node graph, offline (rules backend, scripted
+person), must succeed with the interactions of the paper's Fig. 17 and, in the third, the Safety Chip paper's example."""
 from __future__ import annotations
 
 import os
@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_demo_runs_both_tasks_offline():
+def test_demo_runs_all_tasks_offline():
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RAIDER_LLM_BASE_URL")}
     proc = subprocess.run(["make", "--no-print-directory", "demo"], cwd=ROOT, env=env,   # as the README says
                           capture_output=True, text=True, timeout=400)
@@ -21,7 +21,13 @@ def test_demo_runs_both_tasks_offline():
     story = ["blocked by the chair", "The person moved the chair", "Which medicine", "closest to the plant",
              "beyond the robot", "bring it closer", "not recognised", "I'm Adriana", "not looking",
              "look at me", "handing the medicine I am holding to Adriana", "success: all 4 steps done",
-             "success: all 5 steps done"]
+             "success: all 5 steps done",
+             # task 3, the Safety Chip (the paper's example): pruned twice, re-planned, nothing unsafe dispatched
+             "-> !agent_at(bathroom) U agent_at(living_room)",
+             "unsafe, not done: going to the sink would break the rule",
+             "going to the living room would break the rule",
+             "safe re-plan 2/3: move_to(bedroom); move_to(living_room); move_to(Sink_1)",
+             "going to the sink", "success: all 1 steps done", "0 unsafe step(s) dispatched"]
     pos = [out.find(s) for s in story]
     assert all(p >= 0 for p in pos), [s for s, p in zip(story, pos) if p < 0]
     assert pos == sorted(pos), "the demo's events are out of order"

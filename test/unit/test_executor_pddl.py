@@ -122,7 +122,7 @@ def test_empty_missing_and_garbage_input():
     with pytest.raises(PddlError, match="no such domain file"):
         load_task("/nonexistent/domain.pddl", PROBLEM)
     assert "expected define" in str(error("(hello world)"))
-    with pytest.raises(PddlError, match="no PDDL domain named 'nope'.*known: assistive, kitchen"):
+    with pytest.raises(PddlError, match="no PDDL domain named 'nope'.*known: assistive, house, kitchen"):
         load_named("nope")
 
 

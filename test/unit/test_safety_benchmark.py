@@ -17,9 +17,10 @@ BENCH = load_benchmark(data_dir() / "safety" / "benchmark")
 def test_the_data_set_has_enough_cases_scenes_and_batches():
     assert len(BENCH.cases) >= 40
     assert {"house", "kitchen", "assistive_room"} <= {c.scene for c in BENCH.cases}
-    assert {c.batch for c in BENCH.cases} == {1, 2, 3}
+    assert {c.batch for c in BENCH.cases} == {1, 2, 3, 4}
     assert all(c.ltl is not None for c in BENCH.cases)
-    paper = [c for c in BENCH.cases if "You have to enter the living room before the bathroom." in c.constraints]
+    paper = [c for c in BENCH.cases
+             if c.plan is not None and "You have to enter the living room before the bathroom." in c.constraints]
     assert paper and any(c.expected["first_unsafe_step"] is None for c in paper)
     assert any(c.task is not None for c in BENCH.cases)
 
@@ -34,7 +35,8 @@ def test_monitor_verdict_matches_every_case(case):
 
 def test_run_benchmark_reports_task_cases_as_not_run():
     res = run_benchmark(BENCH, compiler=COMPILER)
-    assert res["accuracy"] == 1.0 and res["not_run"] == ["a-10"]
+    tasks = [c.id for c in BENCH.cases if c.task is not None]
+    assert res["accuracy"] == 1.0 and sorted(res["not_run"]) == sorted(tasks) and len(tasks) >= 20
 
 
 def test_translation_scoring_is_by_equivalence():
@@ -45,6 +47,27 @@ def test_translation_scoring_is_by_equivalence():
     assert set(summary) >= {"batch1_accuracy", "batch2_accuracy", "batch3_accuracy"}
     ok = [r for r in rs if r.equivalent]
     assert any(r.produced != r.gold for r in ok)     # right answers spelled otherwise: judged by automata
+
+
+def test_a_sentence_reused_by_a_later_batch_counts_in_the_batch_that_first_had_it(tmp_path):
+    from raider_ros.safety.translate import RulesTranslator
+    case = """  - id: {id}
+    constraints: ["Never enter the bathroom.", "{other}"]
+    ltl: ["G !agent_at(bathroom)", "G !switched_on(stove)"]
+    plan: ["move_to(Toilet_1)"]
+    expected: {{first_unsafe_step: 0, violated: [0]}}
+"""
+    # the later batch's file sorts first
+    (tmp_path / "a-later.safety.yaml").write_text("format: raider-safety/1\nbatch: 4\nscene: house\ncases:\n"
+                                                  + case.format(id="l-01", other="Never turn on the stove."))
+    (tmp_path / "b-first.safety.yaml").write_text("format: raider-safety/1\nbatch: 1\nscene: house\ncases:\n"
+                                                  + case.format(id="f-01", other="Do not switch the stove on."))
+    rs = score_translations(load_benchmark(tmp_path), RulesTranslator(), compiler=COMPILER)
+    batches = {r.sentence: r.batch for r in rs}
+    assert batches == {"Never enter the bathroom.": 1, "Do not switch the stove on.": 1,
+                       "Never turn on the stove.": 4}
+    summary = summarise_translations(rs)
+    assert summary["batch1_sentences"] == 2 and summary["batch4_sentences"] == 1
 
 
 GOOD = """format: raider-safety/1
