@@ -47,7 +47,7 @@ def test_the_first_message_and_the_whole_graph_tool(bench, rag_pipeline):
     det = rag_pipeline._detector("household")
     res = det.run(case.query)
     first = res.transcript[1]["content"]
-    assert first.startswith("Query: pick(Mug)") and "Objects in sight: " in first
+    assert first.startswith('Query: "pick(Mug)"') and "Objects in sight: " in first
     assert "Mug_1" in first and "Mug_2" in first and "Remembered objects out of sight: " in first
     assert "get_scene_graph()" in res.transcript[0]["content"]            # offered in mode rag
     answer = det.tools.call("get_scene_graph", [])
