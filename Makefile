@@ -10,12 +10,14 @@ OUT ?= out/evaluation
 ARGS ?=
 
 .PHONY: help setup build demo test test-unit test-node test-integration bench evaluate clean
+.PHONY: qa-eval
 
 help:
 	@echo "make demo      run the offline demo (no API key)"
 	@echo "make test      run the whole test suite"
 	@echo "make bench     run bench/*.py, figures to bench/results/<name>.json"
 	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> ARGS=\"<evaluate options>\""
+	@echo "make qa-eval   CASES=<dir> OUT=<dir> ARGS=\"<qa_eval options>\"  (questions about the robot's state)"
 
 setup:
 	@bash scripts/setup.sh
@@ -42,6 +44,10 @@ bench: setup
 
 evaluate: setup
 	@$(ENV) python -m raider_ros.cli.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)" $(ARGS)
+
+# the state Q&A benchmark; CASES and OUT default to its own directories when not given
+qa-eval: setup
+	@$(ENV) python -m raider_ros.cli.qa_eval --cases "$(if $(filter file,$(origin CASES)),data/state_qa/benchmark,$(CASES))" --out "$(if $(filter file,$(origin OUT)),out/qa_eval,$(OUT))" --backend "$(BACKEND)" $(ARGS)
 
 clean:
 	rm -rf build install log bench/results out
