@@ -99,7 +99,7 @@ class QAClient:
             self._cond.notify_all()
 
     # ------------------------------------------------------------------ waiting
-    def wait(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    def wait(self, predicate: Callable[[], bool], timeout: float, what: str | Callable[[], str]) -> None:
         end = time.monotonic() + timeout
         with self._cond:
             while not predicate():
@@ -107,7 +107,7 @@ class QAClient:
                     self.graph.check_alive()
                 left = end - time.monotonic()
                 if left <= 0:
-                    raise QABenchError(f"{what}: not within {timeout:.0f} s")
+                    raise QABenchError(f"{what() if callable(what) else what}: not within {timeout:.0f} s")
                 self._cond.wait(min(left, 0.5))
 
     def graph_current(self) -> bool:
@@ -125,7 +125,9 @@ class QAClient:
         """Wait until the scene graph shows the current world and no summary arrived for
         ``quiet_s`` (the throttled publishers have flushed)."""
         self.wait(lambda: self.graph_current() and all(self.history.latest(m) for m in modules), timeout,
-                  "summaries of the current world")
+                  lambda: "summaries of the current world (" + ("scene graph behind the world; " if not
+                          self.graph_current() else "") + "missing: " +
+                  (", ".join(m for m in modules if not self.history.latest(m)) or "none") + ")")
         end = time.monotonic() + timeout
         while time.monotonic() - self.last_arrival < quiet_s:
             if time.monotonic() > end:
@@ -261,7 +263,7 @@ def run_scenario_ros(bench: BenchScenario, *, log_dir: str | None = None, qa_par
                 r = client.task(sc["domain"], lines)
                 outcome = f"{'success' if r.success else 'aborted'}: {r.message}"
                 log = list(r.step_log)
-                modules = base + ["plan_executor", "human_interface"]
+                modules = base + ["plan_executor"]     # human_interface only if the robot talked
             if bench.safety is not None:
                 client.publish_safety(bench.safety)
                 modules = modules + ["safety_monitor"]
