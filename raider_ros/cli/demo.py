@@ -4,7 +4,9 @@ Task 1 - deliver a medicine to a person (scene assistive_room, PDDL domain "assi
 blocks the way and the person moves it when asked; two medicines -> the robot asks which ->
 "the one closest to the plant"; it is out of reach -> the person brings it closer; the person
 is not recognised -> the robot says so and she says who she is; she is not looking -> the robot
-asks for her attention; the handover succeeds.
+asks for her attention; the handover succeeds. Then the demo asks the robot about its own
+state ("Why did you stop before the table?", ...; state_qa's ask_robot) and prints the answers
+with the modules they came from.
 Task 2 - slice the tomato while the robot holds an egg (scene kitchen_task, domain "kitchen").
 
 Offline it uses the rules backend (no LLM) and a scripted person. With an endpoint configured
@@ -29,6 +31,7 @@ from raider_ros.human.naming import PersonNames
 from raider_ros.msg import SceneGraphStatus
 from raider_ros.ros.graph import NodeGraph
 from raider_ros.ros.qos import LATCHED
+from raider_ros.ros.state_questions import ask_about_state, demo_questions
 
 TASKS = {
     "assistive": {"title": "Deliver Adriana's medicine (paper Fig. 17)", "scene": "assistive_room",
@@ -79,6 +82,9 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
         graph.start("recovery_planner", {"backend": llm["backend"], **({k: v for k, v in llm.items() if k != "backend"})})
         graph.start("human_interface", {"backend": "scripted", "scenario": task["scenario"]})
         graph.start("plan_executor")
+        questions = demo_questions(key)          # about the robot's state, after the task
+        if questions:
+            graph.start("state_qa")
         ctx = Context()
         rclpy.init(context=ctx)
         node = Node("demo", context=ctx)
@@ -135,6 +141,7 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
             res = result_future.result().result
             say("RESULT", f"{'success' if res.success else 'FAILED'}: {res.message} "
                           f"({res.steps_done}/{res.steps_total} steps)")
+            ask_about_state(node, questions, say, graph=graph)
             return bool(res.success)
         finally:
             executor.shutdown(timeout_sec=2.0)
