@@ -83,8 +83,6 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
         graph.start("human_interface", {"backend": "scripted", "scenario": task["scenario"]})
         graph.start("plan_executor")
         questions = demo_questions(key)          # about the robot's state, after the task
-        if questions:
-            graph.start("state_qa")
         ctx = Context()
         rclpy.init(context=ctx)
         node = Node("demo", context=ctx)
@@ -141,7 +139,9 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
             res = result_future.result().result
             say("RESULT", f"{'success' if res.success else 'FAILED'}: {res.message} "
                           f"({res.steps_done}/{res.steps_total} steps)")
-            ask_about_state(node, questions, say, graph=graph)
+            if questions:   # started now: its model loading does not compete with the task for the CPU;
+                graph.start("state_qa")     # every module's latest summary is kept on the topic
+                ask_about_state(node, questions, say, graph=graph)
             return bool(res.success)
         finally:
             executor.shutdown(timeout_sec=2.0)
