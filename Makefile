@@ -13,7 +13,7 @@ BACKEND ?= rules
 OUT ?= out/evaluation
 ARGS ?=
 
-.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate safety-eval clean
+.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate safety-eval qa-eval clean
 
 help:
 	@echo "make demo      run the offline demo (no API key)"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench     run bench/*.py, figures to bench/results/<name>.json"
 	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> [SCALE=<objects>] [RETRIEVAL=<full|rag|rag-strict>] ARGS=\"<evaluate options>\""
 	@echo "make safety-eval CASES=<dir> OUT=<dir> ARGS=\"<safety_eval options>\"  (Safety Chip benchmark)"
+	@echo "make qa-eval   CASES=<dir> OUT=<dir> ARGS=\"<qa_eval options>\"  (questions about the robot's state)"
 
 setup:
 	@bash scripts/setup.sh
@@ -54,6 +55,10 @@ SAFETY_OUT = $(if $(filter command line environment,$(origin OUT)),$(OUT),out/sa
 
 safety-eval: setup
 	@$(ENV) python -m raider_ros.cli.safety_eval --cases "$(SAFETY_CASES)" --out "$(SAFETY_OUT)" $(ARGS)
+
+# the state Q&A benchmark; CASES and OUT default to its own directories when not given
+qa-eval: setup
+	@$(ENV) python -m raider_ros.cli.qa_eval --cases "$(if $(filter file,$(origin CASES)),data/state_qa/benchmark,$(CASES))" --out "$(if $(filter file,$(origin OUT)),out/qa_eval,$(OUT))" --backend "$(BACKEND)" $(ARGS)
 
 clean:
 	rm -rf build install log bench/results out

@@ -4,7 +4,9 @@ Task 1 - deliver a medicine to a person (scene assistive_room, PDDL domain "assi
 blocks the way and the person moves it when asked; two medicines -> the robot asks which ->
 "the one closest to the plant"; it is out of reach -> the person brings it closer; the person
 is not recognised -> the robot says so and she says who she is; she is not looking -> the robot
-asks for her attention; the handover succeeds.
+asks for her attention; the handover succeeds. Then the demo asks the robot about its own
+state ("Why did you stop before the table?", ...; state_qa's ask_robot) and prints the answers
+with the modules they came from.
 Task 2 - slice the tomato while the robot holds an egg (scene kitchen_task, domain "kitchen").
 Task 3 - the Safety Chip (scene house, four rooms, domain "house"), the paper's example: a person
 gives the rules "You have to enter the living room before the bathroom." and "You have to enter
@@ -35,6 +37,7 @@ from raider_ros.human.naming import PersonNames
 from raider_ros.msg import SceneGraphStatus
 from raider_ros.ros.graph import NodeGraph
 from raider_ros.ros.qos import LATCHED
+from raider_ros.ros.state_questions import ask_about_state, demo_questions
 
 TASKS = {
     "assistive": {"title": "Deliver Adriana's medicine (paper Fig. 17)", "scene": "assistive_room",
@@ -94,6 +97,7 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
         if rules:
             graph.start("safety_monitor")
         graph.start("plan_executor", {"safety": bool(rules)})
+        questions = demo_questions(key)          # about the robot's state, after the task
         ctx = Context()
         rclpy.init(context=ctx)
         node = Node("demo", context=ctx)
@@ -158,6 +162,9 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
             res = result_future.result().result
             say("RESULT", f"{'success' if res.success else 'FAILED'}: {res.message} "
                           f"({res.steps_done}/{res.steps_total} steps)")
+            if questions:   # started now: its model loading does not compete with the task for the CPU;
+                graph.start("state_qa")     # every module's latest summary is kept on the topic
+                ask_about_state(node, questions, say, graph=graph)
             if rules:
                 time.sleep(0.5)             # the last violations message, if any, is on its way
                 say("SAFETY", f"{len(prevented)} unsafe action(s) pruned before they ran, "

@@ -20,7 +20,10 @@ from raider_ros.human.people import ScenarioError, ScriptedHuman, TerminalHuman
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.qos import LATCHED
 from raider_ros.ros.spin import StartupError, run_node
+from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.srv import ApplySetup, Ask
+from raider_ros.state_qa.summarizers import summarize_dialogue
+from raider_ros.state_qa.trackers import DialogueLog
 
 PARAMS = (
     Param("backend", "terminal", "terminal (a person types) | scripted (a scenario file)"),
@@ -36,6 +39,7 @@ class HumanInterfaceNode(Node):
         super().__init__("human_interface", **kwargs)
         self.p = declare(self, PARAMS)
         self.pub_dialogue = self.create_publisher(String, "human/dialogue", 20)
+        self.summaries, self.dialogue = StateSummaryPublisher(self, min_interval_s=0.2), DialogueLog()  # for state_qa
         self.setup_client = self.create_client(ApplySetup, "sim/apply_setup",
                                                callback_group=MutuallyExclusiveCallbackGroup())
         try:
@@ -70,6 +74,8 @@ class HumanInterfaceNode(Node):
 
     def _line(self, who: str, text: str) -> None:
         self.pub_dialogue.publish(String(data=f"{who}: {text}"))
+        self.dialogue.add_line(f"{who}: {text}")
+        self.summaries.publish(lambda: summarize_dialogue(self.dialogue))
 
     def _on_say(self, msg: String) -> None:
         text = self._spoken(msg.data)

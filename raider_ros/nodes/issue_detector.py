@@ -43,9 +43,11 @@ from raider_ros.ros.goal_queue import FreshnessGate, QueueRefused, Request, Requ
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.safety_client import SafetyClient, skill_call, unfeasibility_for
 from raider_ros.ros.spin import StartupError, run_node
+from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.ros.tool_client import RosToolExecutor
 from raider_ros.srv import DetectIssue as DetectIssueSrv
 from raider_ros.ros.qos import LATCHED
+from raider_ros.state_qa.summarizers import summarize_issue_check
 
 _D = DetectorSettings()
 _DESCRIPTIONS = {
@@ -130,6 +132,7 @@ class IssueDetectorNode(Node):
         self.freshness = FreshnessGate(self.p["status_topic"], silent_after_s=self.p["perception_silent_s"])
         self.pub_report = self.create_publisher(IssueReport, "issue_detector/explanations", 10)
         self.pub_transcript = self.create_publisher(Transcript, "issue_detector/transcripts", 10)
+        self.summaries = StateSummaryPublisher(self, min_interval_s=0.0)   # every check, for state_qa
         self.create_subscription(SceneGraphStatus, self.p["status_topic"],
                                  lambda m: self.freshness.update(conv.msg_to_status(m)), LATCHED, callback_group=group)
         if settings.method == "llm_visual_obs":
@@ -240,6 +243,7 @@ class IssueDetectorNode(Node):
         self.pub_transcript.publish(Transcript(header=header, query=query,
                                                roles=[m.get("role", "") for m in res.transcript],
                                                contents=[str(m.get("content", "")) for m in res.transcript]))
+        self.summaries.publish(lambda: summarize_issue_check(query, res, context=context))
         outcome = f"{res.issue}: {res.explanation}" if res.status == "ok" else f"error: {res.error}"
         self.get_logger().info(f"{query!r} -> {outcome} ({res.elapsed_s:.2f} s)")
 

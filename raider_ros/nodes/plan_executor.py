@@ -39,7 +39,10 @@ from raider_ros.ros.params import Param, declare
 from raider_ros.ros.safety_client import SafetyClient
 from raider_ros.ros.spin import run_node
 from raider_ros.ros.qos import LATCHED
+from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.srv import Ask, DetectIssue, PlanRecovery
+from raider_ros.state_qa.summarizers import summarize_executor
+from raider_ros.state_qa.trackers import ExecutionTracker
 
 PARAMS = (
     Param("max_recovery_attempts", 3, "Recoveries tried per step before the task is aborted"),
@@ -75,6 +78,8 @@ class PlanExecutorNode(Node):
             if self.p["safety"] else None
         self.pub_say = self.create_publisher(String, "human/say", 20)
         self.pub_explanations = self.create_publisher(IssueReport, "plan_executor/explanations", 20)
+        self.summaries = StateSummaryPublisher(self, min_interval_s=0.2)   # task, plan, steps for state_qa
+        self.tracker = ExecutionTracker(on_change=lambda: self.summaries.publish(lambda: summarize_executor(self.tracker)))
         self.holding: str | None = None
         self.create_subscription(RobotState, "robot_state", self._on_robot, LATCHED, callback_group=group)
         self._busy = threading.Lock()
@@ -192,6 +197,7 @@ class PlanExecutorNode(Node):
             for note in notes:
                 fb("planning", note)
             fb("planning", f"plan of {len(steps)} steps: " + " ".join(str(s) for s in steps))
+            self.tracker.start(domain, steps)
             ports = Ports(detect=self._detect, plan_recovery=self._plan_recovery, skill=self._skill, ask=self._ask,
                           say=self._say, publish_explanation=self._publish_explanation,
                           feedback=lambda i, step, stage, msg: fb(stage, msg, i, str(step)),
@@ -199,6 +205,7 @@ class PlanExecutorNode(Node):
                           **({"check_action": self.safety.check_action, "check_plan": self.safety.check_plan,
                               "follow": self.safety.follow, "safety_reset": self.safety.reset}
                              if self.safety is not None else {}))
+            ports = self.tracker.attach(ports)
             config = ExecutorConfig(max_recovery_attempts=self.p["max_recovery_attempts"],
                                     detect_timeout_s=self.p["detect_timeout_s"], plan_timeout_s=self.p["plan_timeout_s"],
                                     skill_timeout_s=self.p["skill_timeout_s"], ask_timeout_s=self.p["ask_timeout_s"],
@@ -207,6 +214,7 @@ class PlanExecutorNode(Node):
                                     max_safety_replans=self.p["max_safety_replans"])
             cancel = _GoalCancel(goal_handle)
             outcome = Executor(ports, config).run(steps, cancel)
+            self.tracker.finish(outcome)
         result.success = outcome.success
         result.message = outcome.reason
         result.steps_done = outcome.steps_done

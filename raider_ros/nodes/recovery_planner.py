@@ -21,7 +21,9 @@ from raider_ros.retrieval.scene_text import recovery_context
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.retrieve_client import RosRetrieve
 from raider_ros.ros.spin import StartupError, run_node
+from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.srv import PlanRecovery
+from raider_ros.state_qa.summarizers import summarize_recovery
 
 PARAMS = (
     Param("backend", "rules", "rules (plans per issue category, no LLM) | openai | scripted"),
@@ -51,6 +53,7 @@ class RecoveryPlannerNode(Node):
         self.retrieve = RosRetrieve(self, self.p["retrieve_service"], callback_group=group) \
             if self.p["retrieval"] != "off" else None
         self.create_service(PlanRecovery, "plan_recovery", self._on_plan, callback_group=group)
+        self.summaries = StateSummaryPublisher(self, min_interval_s=0.0)   # every plan, for state_qa
         self.get_logger().info(f"recovery planner ready: backend {self.planner.name}")
 
     def _on_plan(self, req, res):
@@ -77,6 +80,9 @@ class RecoveryPlannerNode(Node):
         rec = self.planner.last
         if rec is not None and rec.texts and not res.plan_text:
             res.plan_text = rec.texts[-1]
+        self.summaries.publish(lambda: summarize_recovery(
+            (plan if res.success else None), query=req.query, issue=req.issue, explanation=req.explanation,
+            holding=req.holding or None, error=None if res.success else res.message, backend=res.backend))
         self.get_logger().info(f"plan for {req.query!r} ({req.issue}): {res.message}")
         return res
 

@@ -39,6 +39,8 @@ from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import CallTool, GetGroundTruth, Retrieve
 from raider_ros.retrieval.retriever import RetrievalSettings, Retriever
 from raider_ros.retrieval.scene_text import scene_text
+from raider_ros.ros.state_summary import StateSummaryPublisher
+from raider_ros.state_qa.summarizers import summarize_people, summarize_world_model
 from raider_ros.ros.goal_queue import GraphStatus
 from raider_ros.ros.qos import LATCHED
 
@@ -89,6 +91,7 @@ class SceneGraphNode(Node):
         self.pub_json = self.create_publisher(String, "scene_graph/json", LATCHED)
         self.pub_markers = self.create_publisher(MarkerArray, "scene_graph/markers", 2)
         self.pub_status = self.create_publisher(SceneGraphStatus, "scene_graph/status", LATCHED)
+        self.summaries = StateSummaryPublisher(self, min_interval_s=1.0)   # world model and people for state_qa
         self.frame_stamp = 0.0         # header stamp [s] of the newest frame the graph reflects
         self.create_service(CallTool, "scene_graph/call_tool", self._on_call_tool, callback_group=tools_group)
         for name in TOOL_PARAMS:
@@ -180,6 +183,7 @@ class SceneGraphNode(Node):
     def _publish(self) -> None:
         self._publish_status()
         snap = self.graph.snapshot()
+        self.summaries.publish(lambda: [summarize_world_model(snap), summarize_people(snap)])
         st = self.status()
         self.pub_json.publish(String(data=json.dumps({"world_version": st.world_version, "truth_version": st.truth_version,
                                                       "frame_stamp": st.frame_stamp,

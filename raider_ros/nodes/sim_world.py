@@ -26,7 +26,10 @@ from raider_ros.msg import InstanceLabels, ObjectTruth, PersonTruth, RobotState
 from raider_ros.ros import conversions as conv
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import StartupError, run_node
+from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.srv import ApplySetup, GetGroundTruth, LoadScene
+from raider_ros.state_qa.summarizers import summarize_sim_robot
+from raider_ros.state_qa.trackers import SkillLog
 from raider_ros.ros.qos import LATCHED, SENSOR
 
 PARAMS = (
@@ -68,6 +71,7 @@ class SimWorldNode(Node):
         self.pub_pose = self.create_publisher(PoseStamped, "camera/pose", SENSOR)
         self.pub_labels = self.create_publisher(InstanceLabels, "camera/instance_labels", SENSOR)
         self.pub_robot = self.create_publisher(RobotState, "robot_state", LATCHED)
+        self.summaries, self.skill_log = StateSummaryPublisher(self), SkillLog()   # robot state for state_qa
 
         self.create_service(LoadScene, "sim/load_scene", self._on_load_scene, callback_group=services)
         self.create_service(ApplySetup, "sim/apply_setup", self._on_apply_setup, callback_group=services)
@@ -116,6 +120,7 @@ class SimWorldNode(Node):
 
     def _publish_robot_state(self) -> None:
         self.pub_robot.publish(self._robot_state_msg())
+        self.summaries.publish(lambda: summarize_sim_robot(self.world, self.skill_log))
 
     # ------------------------------------------------------------------ services
     def _on_load_scene(self, req, res):
@@ -193,6 +198,7 @@ class SimWorldNode(Node):
         finally:
             self._skill_lock.release()
         result.success, result.message = bool(outcome.success), outcome.message
+        self.skill_log.record(req.skill, list(req.args), outcome.success, outcome.message)
         result.robot = self._robot_state_msg()
         self._publish_robot_state()
         if goal_handle.is_cancel_requested and not outcome.success:

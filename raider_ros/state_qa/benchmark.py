@@ -126,6 +126,13 @@ class ScenarioRun:
 
 
 class _Perception:
+    """Perception in-process. The scene graph's clock is logical - one second per perceived
+    frame - so what it remembers and forgets (and "last seen ... ago") does not depend on how
+    fast the machine runs the scenario (on a loaded machine a person out of view for a few
+    slow checks was forgotten after 30 wall-clock seconds)."""
+
+    FRAME_S = 1.0
+
     def __init__(self, world: Any):
         from raider_ros.perception.pipeline import PerceptionPipeline
         from raider_ros.perception.provider import TruthProvider
@@ -133,7 +140,8 @@ class _Perception:
         self.world = world
         self.pipeline = PerceptionPipeline("sim")
         self.provider = TruthProvider()
-        self.graph = SceneGraph()
+        self.frames = 0
+        self.graph = SceneGraph(clock=lambda: self.frames * self.FRAME_S)
 
     def update(self) -> None:
         frame = self.world.frame()
@@ -141,6 +149,7 @@ class _Perception:
         r = self.world.scene.robot
         res = self.pipeline.process(frame.rgb, frame.depth, frame.instance, frame.labels, frame.camera,
                                     robot_xy=(r.x, r.y))
+        self.frames += 1
         self.graph.update(res, self.provider)
 
 

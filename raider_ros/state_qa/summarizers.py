@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from raider_ros.common.text import split_words
@@ -44,6 +45,7 @@ STATE_WORDS = {          # state key -> (word when true, word when false)
 }
 
 
+@lru_cache(maxsize=4096)
 def type_words(type_name: str | None) -> str:
     """'MedicineCounter' -> 'medicine counter'."""
     return " ".join(split_words(type_name or "")) or "thing"
@@ -95,10 +97,17 @@ def _state_text(state: Mapping | None) -> str:
 
 
 def _ago(snapshot: Any, attrs: Mapping) -> str:
+    """How long ago, in coarse steps (under 10 s, then tens of seconds, then minutes): a summary
+    then changes every 10 s at most while things are out of view, not at every frame."""
     seen = attrs.get("last_seen")
     if seen is None:
         return "never seen"
-    return f"last seen {max(0.0, float(snapshot.stamp) - float(seen)):.0f} s ago"
+    d = max(0.0, float(snapshot.stamp) - float(seen))
+    if d < 10:
+        return "last seen less than 10 s ago"
+    if d < 60:
+        return f"last seen about {int(d // 10) * 10} s ago"
+    return f"last seen about {int(d // 60)} min ago"
 
 
 def summarize_world_model(snapshot: Any, *, stamp: float | None = None, max_listed: int = MAX_LISTED,
@@ -115,11 +124,12 @@ def summarize_world_model(snapshot: Any, *, stamp: float | None = None, max_list
         counts[t] = counts.get(t, 0) + 1
     listed_visible = visible[:max_listed]
     listed_unseen = unseen[: max(0, max_listed - len(listed_visible))]
+    # relations only of the objects listed (at house scale the graph holds tens of thousands)
     relations: dict[str, list[str]] = {}
-    for s, rel, o in snapshot.relation_triples():
-        if s == "robot" or rel == "holding":
-            continue
-        relations.setdefault(s, []).append(f"{rel} {o}")
+    graph = snapshot.graph
+    for n, _ in [*listed_visible, *listed_unseen, *held]:
+        for _, o, rels in graph.out_edges(n, data="relations"):
+            relations.setdefault(n, []).extend(f"{rel} {o}" for rel in (rels or ()) if rel != "holding")
 
     listed = _join([f"{n} ({type_words(a.get('type'))})" for n, a in listed_visible], len(visible) - len(listed_visible))
     facts: list[tuple[str, str]] = [
@@ -161,7 +171,8 @@ def summarize_world_model(snapshot: Any, *, stamp: float | None = None, max_list
         text += f" {len(unseen)} more known but out of view."
     if held:
         text += f" In my gripper: {', '.join(n for n, _ in held)}."
-    n_rel = sum(len(v) for v in relations.values())
+    n_rel = sum(len(rels) - ("holding" in rels) for subject, _, rels in graph.edges(data="relations", default=())
+                if subject != "robot")
     if n_rel:
         text += f" {n_rel} spatial relation(s) hold between them."
     return make_summary(module, text, facts, _now(stamp))
@@ -413,6 +424,14 @@ def _near(robot_xy: tuple[float, float], surroundings: Any, holding: Any = None,
     return sorted(out, key=lambda x: x[1])[:3]
 
 
+def _person_label(person: str, surroundings: Any) -> str:
+    """'Person_1 (Adriana)' when the scene knows the person's name, else the id as given."""
+    for p in getattr(surroundings, "people", ()) or ():
+        if getattr(p, "id", None) == person and getattr(p, "name", None):
+            return f"{person} ({p.name})"
+    return person
+
+
 def summarize_robot(robot: Any, *, skills: Sequence[str] = (), skill_log: SkillLog | Sequence[SkillRecord] | None = None,
                     surroundings: Any = None, stamp: float | None = None, module: str = "robot") -> StateSummary:
     """The robot body: ``robot`` has x, y, yaw_deg, holding, reach (sim ``Robot``, perception
@@ -447,6 +466,8 @@ def summarize_robot(robot: Any, *, skills: Sequence[str] = (), skill_log: SkillL
             facts.append(("picked_objects", _join(list(dict.fromkeys(reversed(picked))))))
         if handled:
             facts.append(("last_handled_object", handled[-1]))
+        for r in [r for r in records if r.success and r.name == "handover" and len(r.args) >= 2][-3:]:
+            facts.append((f"handed_to:{r.args[0]}", _person_label(r.args[1], surroundings)))
         failures = [r for r in records if not r.success]
         if failures:
             facts.append(("skill_failures", " | ".join(f"{r.call}: {r.message}" for r in failures[-3:])))

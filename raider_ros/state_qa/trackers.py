@@ -166,11 +166,16 @@ class ExecutionTracker:
     :meth:`on_feedback` / :meth:`on_explanation` (or :meth:`attach` to a ``Ports``), then
     :meth:`finish` with the ``ExecutionOutcome``."""
 
-    def __init__(self, max_events: int = 30, clock: Clock = time.time):
+    def __init__(self, max_events: int = 30, clock: Clock = time.time, on_change: Callable[[], Any] | None = None):
         self.max_events = max(1, int(max_events))
         self._clock = clock
         self._lock = threading.Lock()
         self._state = ExecutionState()
+        self.on_change = on_change      # called (outside the lock) after every change, e.g. to publish
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def start(self, task: str, steps: Sequence[Any]) -> None:
         now = self._clock()
@@ -180,6 +185,7 @@ class ExecutionTracker:
                 steps=[StepState(i, str(s), str(getattr(s, "text", "") or "")) for i, s in enumerate(steps)],
                 started=now, updated=now)
             self._event(now, f"started {task} ({len(steps)} steps)")
+        self._changed()
 
     def _event(self, now: float, text: str) -> None:
         ev = self._state.events
@@ -209,6 +215,7 @@ class ExecutionTracker:
             elif stage == "executing":
                 self._event(now, f"step {index + 1}: executing {message}")
             st.current, st.stage, st.message, st.updated = int(index), stage, str(message), now
+        self._changed()
 
     def on_explanation(self, index: int, query: str, issue: str, explanation: str, grounding: Sequence[str]) -> None:
         """The executor's ``publish_explanation(step_index, query, issue, explanation, grounding)`` port."""
@@ -218,6 +225,7 @@ class ExecutionTracker:
             s.issues.append(f"{issue}: {explanation}")
             self._event(now, f"step {index + 1}: {issue} when checking {query}: {explanation}")
             self._state.updated = now
+        self._changed()
 
     def on_plan(self, index: int, plan_code: str) -> None:
         now = self._clock()
@@ -225,6 +233,7 @@ class ExecutionTracker:
             self._state.plans.append((int(index), str(plan_code)))
             del self._state.plans[: max(0, len(self._state.plans) - self.max_events)]
             self._state.updated = now
+        self._changed()
 
     def finish(self, outcome: Any) -> None:
         """The ``ExecutionOutcome`` of the run (status, reason, steps with their records)."""
@@ -242,6 +251,7 @@ class ExecutionTracker:
                         st.plans.append((rec.index, code))
             st.updated = now
             self._event(now, f"task {st.status}: {st.reason}")
+        self._changed()
 
     def attach(self, ports: Any) -> Any:
         """A copy of an executor ``Ports`` whose feedback and publish_explanation also feed this

@@ -31,6 +31,14 @@ def test_demo_runs_all_tasks_offline():
     pos = [out.find(s) for s in story]
     assert all(p >= 0 for p in pos), [s for s, p in zip(story, pos) if p < 0]
     assert pos == sorted(pos), "the demo's events are out of order"
+    # after the Fig. 17 task the robot answers questions about its own state (state_qa, ask_robot)
+    # with the modules each answer came from, before the second task starts
+    asked = re.findall(r"^\[[ \d.]+s\] ASK +(.+)$", out, re.M)
+    answers = re.findall(r"^\[[ \d.]+s\] ANSWER +(.+)  \[from: ([^;]+); rules \(no LLM\)\]$", out, re.M)
+    assert asked == ["Why did you stop before the table?", "Where is the medicine now?", "Who did you give it to?"]
+    assert len(answers) == 3 and all(mods != "no module" for _, mods in answers), answers
+    assert "Adriana" in answers[2][0] and "robot" in answers[2][1], answers[2]
+    assert out.find("Who did you give it to?") < out.find("success: all 5 steps done")
 
     lines = [ln for ln in out.splitlines() if ln.startswith("[")]
     said = [ln.split("ROBOT", 1)[1] for ln in lines if " ROBOT " in ln]

@@ -49,3 +49,22 @@ def test_every_code_block_is_tagged():
     tags = re.findall(r"^```(\S*)", README, re.M)[::2]        # opening fences
     assert set(tags) <= {"sh", "console", "python", "yaml", ""}, tags
     assert "sh" in tags and "python" in tags
+
+
+def _summary_publishers() -> set[str]:
+    """Nodes that create the state-summary helper (it creates the state/summaries publisher)."""
+    out = set()
+    for f in sorted((ROOT / "raider_ros" / "nodes").glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == \
+                    "StateSummaryPublisher":
+                out.add(f.stem)
+    return out
+
+
+def test_the_state_summaries_row_names_every_node_that_publishes_them():
+    section = README[README.index("## Interfaces"):]
+    (row,) = re.findall(r"^\| `state/summaries` \| topic[^|]*\| StateSummary \| ([^|]+) \|", section, re.M)
+    named = {n.strip() for n in row.split(",")}
+    assert len(_summary_publishers()) >= 6
+    assert named == _summary_publishers(), (sorted(named), sorted(_summary_publishers()))

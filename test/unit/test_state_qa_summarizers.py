@@ -171,3 +171,64 @@ def test_generic_summary_for_the_safety_monitor():
 def test_summaries_hold_no_numpy_values(snapshot):
     for sm in (summarize_world_model(snapshot), summarize_people(snapshot)):
         assert all(isinstance(v, str) and not isinstance(v, np.str_) for _, v in sm.facts)
+
+
+def test_tracker_calls_on_change_after_every_change_with_the_state_already_updated():
+    seen = []
+    tracker = ExecutionTracker(clock=lambda: 10.0)
+    tracker.on_change = lambda: seen.append(summarize_executor(tracker).facts_dict["task_status"])
+    ports = Ports(detect=lambda q, c: DetectionOutcome("none"), plan_recovery=lambda *a: None,
+                  skill=lambda n, a, c: (True, "ok"), ask=lambda q, t: None)
+    steps = [_step(0, "pick", "Cup_1")]
+    tracker.start("demo", steps)
+    tracker.finish(Executor(tracker.attach(ports), ExecutorConfig()).run(steps))
+    assert seen[0] == "running" and seen[-1] == "finished successfully" and len(seen) >= 4
+
+
+def test_robot_says_who_it_handed_an_object_to_with_the_persons_name():
+    from raider_ros.sim.world import SimWorld
+    world = SimWorld()
+    world.load_path("assistive_room")
+    world.apply_setup({"people": {"Person_1": {"name": "Adriana"}}}, reset=False)
+    log = SkillLog(clock=lambda: 5.0)
+    log.record("pick", ["Medicine_1"], True, "picked Medicine_1")
+    log.record("handover", ["Medicine_1", "Person_1"], True, "handed Medicine_1 over to Person_1")
+    f = summarize_robot(world.scene.robot, skill_log=log, surroundings=world.scene).facts_dict
+    assert f["handed_to:Medicine_1"] == "Person_1 (Adriana)"
+    failed = SkillLog(clock=lambda: 5.0)
+    failed.record("handover", ["Medicine_1", "Person_1"], False, "Person_1 is not looking at the robot")
+    assert not summarize_robot(world.scene.robot, skill_log=failed).facts_named("handed_to")
+
+
+def test_out_of_view_ages_change_in_coarse_steps_only():
+    import networkx as nx
+    from raider_ros.perception.scene_graph import SceneSnapshot
+
+    def snap(now):
+        g = nx.DiGraph()
+        g.add_node("Cup_1", kind="object", type="Cup", visible=False, held=False, last_seen=100.0)
+        return SceneSnapshot(g, {}, None, stamp=now, frame=1)
+
+    assert summarize_world_model(snap(101.0), stamp=1.0) .facts == summarize_world_model(snap(108.0), stamp=1.0).facts
+    assert "less than 10 s ago" in summarize_world_model(snap(101.0)).facts_dict["object:Cup_1"]
+    assert "about 20 s ago" in summarize_world_model(snap(125.0)).facts_dict["object:Cup_1"]
+    assert "about 3 min ago" in summarize_world_model(snap(290.0)).facts_dict["object:Cup_1"]
+
+
+def test_world_model_at_house_scale_lists_few_and_counts_the_rest():
+    import networkx as nx
+    from raider_ros.perception.scene_graph import SceneSnapshot
+    types = ["Apple", "Mug", "Bowl", "Chair", "Table", "Book", "Lamp", "Plant", "Cup", "Pan"]
+    g = nx.DiGraph()
+    for i in range(10_000):
+        g.add_node(f"{types[i % 10]}_{i // 10 + 1}", kind="object", type=types[i % 10], visible=i < 200,
+                   held=False, distance_m=float(i % 97), last_seen=50.0, state={}, properties=[])
+    names = list(g.nodes)
+    for i in range(20_000):
+        g.add_edge(names[i % 10_000], names[(i * 7 + 1 + i // 10_000) % 10_000], relations={"near": {}})
+    sm = summarize_world_model(SceneSnapshot(g, {}, None, stamp=100.0, frame=1))
+    assert sm.facts_dict["visible_objects"].startswith("200 object(s)") and "and 185 more" in sm.text
+    assert sm.facts_dict["type_counts"] == "20 apple, 20 book, 20 bowl, 20 chair, 20 cup, 20 lamp, 20 mug, " \
+                                           "20 pan, 20 plant, 20 table"
+    assert "9800 more known but out of view" in sm.text and "20000 spatial relation(s)" in sm.text
+    assert len(sm.facts_named("object")) == MAX_LISTED and len(sm.render()) < 12_000
