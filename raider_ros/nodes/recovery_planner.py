@@ -5,6 +5,12 @@ robot holds -> ordered steps (action, arguments, the variable an ask() binds) an
 text. The plan is written by the rules backend (per issue category) or an LLM with the few-shot
 prompt of data/prompts/recovery, and is always parsed by the ast-whitelist interpreter: plan
 text is never executed.
+
+With ``memory`` on (the default) the planner uses the episodic memory through the memory node's
+``memory/retrieve`` (raider_ros/ros/memory_client.py): an LLM gets the top-k recovery examples
+for what the person said (``instructions``) and the query as its few-shot examples, and the rules
+writer first looks for a learned lesson of the same issue category and action. When the memory
+node does not answer, the planner goes on with the fixed examples and the rules.
 """
 from __future__ import annotations
 
@@ -13,10 +19,12 @@ from rclpy.node import Node
 
 from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.agent.llm import LLMError
+from raider_ros.memory.advisor import MemoryAdvisor
 from raider_ros.msg import RecoveryStep
 from raider_ros.recovery.plan import PlanError, Var
 from raider_ros.recovery.planner import RecoveryPlanner
 from raider_ros.recovery.rules_writer import RecoveryHints
+from raider_ros.ros.memory_client import GroundTruthScene, RemoteMemory
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.srv import PlanRecovery
@@ -29,6 +37,9 @@ PARAMS = (
     Param("fixture", "", "scripted: file of recorded plan responses"),
     Param("timeout_s", 30.0, "Time limit for one plan [s]"),
     Param("retries", 1, "LLM plans the interpreter rejects are sent back this many times with the reason"),
+    Param("memory", True, "Few-shot examples (LLM) and lessons (rules) from the memory node's memory/retrieve; "
+                          "false: the fixed examples"),
+    Param("memory_timeout_s", 10.0, "Longest wait for memory/retrieve and for the scene lessons are bound to [s]"),
 )
 
 
@@ -40,7 +51,14 @@ class RecoveryPlannerNode(Node):
             backend = "rules" if self.p["backend"] == "rules" else make_backend(DetectorSettings(
                 backend=self.p["backend"], model=self.p["model"], base_url=self.p["base_url"],
                 api_key_env=self.p["api_key_env"], fixture=self.p["fixture"]))
-            self.planner = RecoveryPlanner(backend, timeout_s=self.p["timeout_s"], retries=self.p["retries"])
+            self.advisor = None
+            if self.p["memory"]:
+                group = ReentrantCallbackGroup()
+                self.advisor = MemoryAdvisor(
+                    RemoteMemory(self, timeout_s=self.p["memory_timeout_s"], callback_group=group),
+                    scene=GroundTruthScene(self, timeout_s=self.p["memory_timeout_s"], callback_group=group))
+            self.planner = RecoveryPlanner(backend, timeout_s=self.p["timeout_s"], retries=self.p["retries"],
+                                           memory=self.advisor)
         except (ValueError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         self.create_service(PlanRecovery, "plan_recovery", self._on_plan, callback_group=ReentrantCallbackGroup())
@@ -50,7 +68,8 @@ class RecoveryPlannerNode(Node):
         res.backend = self.planner.name
         try:
             hints = RecoveryHints(grounding=tuple(req.grounding)) if req.grounding else None
-            plan = self.planner.plan(req.query, req.issue, req.explanation, req.holding or None, hints=hints)
+            plan = self.planner.plan(req.query, req.issue, req.explanation, req.holding or None, hints=hints,
+                                     instructions=tuple(req.instructions))
         except PlanError as exc:
             res.success, res.message = False, f"the plan was rejected: {exc}"
         except LLMError as exc:
@@ -66,6 +85,11 @@ class RecoveryPlannerNode(Node):
         rec = self.planner.last
         if rec is not None and rec.texts and not res.plan_text:
             res.plan_text = rec.texts[-1]
+        res.source = rec.source if rec is not None else ""
+        if self.advisor is not None and self.advisor.last_error:
+            self.get_logger().warning(f"planned without the memory: {self.advisor.last_error}",
+                                      throttle_duration_sec=30.0)
+            self.advisor.last_error = None
         self.get_logger().info(f"plan for {req.query!r} ({req.issue}): {res.message}")
         return res
 
