@@ -1,4 +1,4 @@
-"""`make demo`, exactly as the README writes it: both tasks on the full node graph, offline (rules backend, scripted
+"""`make demo`, exactly as the README writes it: all three tasks on the full node graph, offline (rules backend, scripted
 person), must succeed with the interactions of the paper's Fig. 17."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_demo_runs_both_tasks_offline():
+def test_demo_runs_all_tasks_offline():
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RAIDER_LLM_BASE_URL")}
     proc = subprocess.run(["make", "--no-print-directory", "demo"], cwd=ROOT, env=env,   # as the README says
                           capture_output=True, text=True, timeout=400)
@@ -25,6 +25,16 @@ def test_demo_runs_both_tasks_offline():
     pos = [out.find(s) for s in story]
     assert all(p >= 0 for p in pos), [s for s, p in zip(story, pos) if p < 0]
     assert pos == sorted(pos), "the demo's events are out of order"
+
+    # task 3, learning from interaction: seed plan, the lesson, then the glass too without being told; the book alone
+    learning = ["plan from seed task/deliver-medicine", "glass of water with my medicine", "learned lesson",
+                "plan from lesson", "Please bring me the book.", "plan from seed task/deliver-medicine"]
+    at, pos = 0, []
+    for s in learning:
+        at = out.find(s, at)
+        pos.append(at)
+        at = max(at, 0) + 1
+    assert all(p >= 0 for p in pos), [s for s, p in zip(learning, pos) if p < 0]
 
     lines = [ln for ln in out.splitlines() if ln.startswith("[")]
     said = [ln.split("ROBOT", 1)[1] for ln in lines if " ROBOT " in ln]
