@@ -9,13 +9,14 @@ BACKEND ?= rules
 OUT ?= out/evaluation
 ARGS ?=
 
-.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate clean
+.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate evaluate-learning clean
 
 help:
 	@echo "make demo      run the offline demo (no API key)"
 	@echo "make test      run the whole test suite"
 	@echo "make bench     run bench/*.py, figures to bench/results/<name>.json"
 	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> ARGS=\"<evaluate options>\""
+	@echo "make evaluate-learning  ARGS=\"--set dev|heldout|all --json <file> -v\"  the learning benchmark (triples)"
 
 setup:
 	@bash scripts/setup.sh
@@ -42,6 +43,9 @@ bench: setup
 
 evaluate: setup
 	@$(ENV) python -m raider_ros.cli.evaluate --mode ros --cases "$(CASES)" --backend "$(BACKEND)" --out "$(OUT)" $(ARGS)
+
+evaluate-learning: setup
+	@$(ENV) python -m raider_ros.memory.benchmark $(ARGS)
 
 clean:
 	rm -rf build install log bench/results out
