@@ -13,7 +13,7 @@ BACKEND ?= rules
 OUT ?= out/evaluation
 ARGS ?=
 
-.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate safety-eval qa-eval clean
+.PHONY: help setup build demo test test-unit test-node test-integration bench evaluate safety-eval qa-eval evaluate-learning clean
 
 help:
 	@echo "make demo      run the offline demo (no API key)"
@@ -22,6 +22,7 @@ help:
 	@echo "make evaluate  CASES=<dir> BACKEND=<rules|openai|scripted> OUT=<dir> [SCALE=<objects>] [RETRIEVAL=<full|rag|rag-strict>] ARGS=\"<evaluate options>\""
 	@echo "make safety-eval CASES=<dir> OUT=<dir> ARGS=\"<safety_eval options>\"  (Safety Chip benchmark)"
 	@echo "make qa-eval   CASES=<dir> OUT=<dir> ARGS=\"<qa_eval options>\"  (questions about the robot's state)"
+	@echo "make evaluate-learning  ARGS=\"--set dev|heldout|all --json <file> -v\"  the learning benchmark (triples)"
 
 setup:
 	@bash scripts/setup.sh
@@ -59,6 +60,9 @@ safety-eval: setup
 # the state Q&A benchmark; CASES and OUT default to its own directories when not given
 qa-eval: setup
 	@$(ENV) python -m raider_ros.cli.qa_eval --cases "$(if $(filter file,$(origin CASES)),data/state_qa/benchmark,$(CASES))" --out "$(if $(filter file,$(origin OUT)),out/qa_eval,$(OUT))" --backend "$(BACKEND)" $(ARGS)
+
+evaluate-learning: setup
+	@$(ENV) python -m raider_ros.memory.benchmark $(ARGS)
 
 clean:
 	rm -rf build install log bench/results out

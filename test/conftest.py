@@ -1,8 +1,11 @@
 """Shared test set-up: every test session talks on its own ROS domain, so parallel runs and
 other ROS graphs on the machine never cross-talk."""
+import atexit
 import os
 import random
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 # test helpers import as `support.<module>` (test/support/)
@@ -13,3 +16,7 @@ if str(TEST_DIR) not in sys.path:
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(1, 100)))
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# a memory node started by a test (directly or in a node graph) keeps its default database in a
+# throw-away folder, never in the user's ~/.local/share/raider_ros
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="raider-test-data-")
+atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], True)

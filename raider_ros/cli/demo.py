@@ -1,4 +1,4 @@
-"""make demo: RAIDER's assistive scenario (paper Fig. 17), a kitchen task and the Safety Chip, run on the node graph.
+"""make demo: RAIDER's assistive scenario (paper Fig. 17), a kitchen task, the Safety Chip and learning from a correction, run on the node graph.
 
 Task 1 - deliver a medicine to a person (scene assistive_room, PDDL domain "assistive"): a chair
 blocks the way and the person moves it when asked; two medicines -> the robot asks which ->
@@ -13,6 +13,11 @@ gives the rules "You have to enter the living room before the bathroom." and "Yo
 the bedroom before going into the living room." and asks the robot to go to the bathroom sink;
 the direct move is pruned before it runs, the executor re-plans with corrective re-prompts
 (through the living room - pruned again: the bedroom first), and no unsafe step is dispatched.
+Task 4 - learning from interaction (ARMAR-6; data/memory/demo_learning.yaml, scene
+assistive_learning): "Please bring me my medicine." is planned from the memory's seed example;
+afterwards Adriana says "next time, bring me a glass of water with my medicine"; the memory node
+learns it. The next day, asked in other words, the robot brings the medicine and the glass
+without being told; "Please bring me the book." is carried out as before.
 
 Offline it uses the rules backend (no LLM) and a scripted person. With an endpoint configured
 (RAIDER_LLM_BASE_URL and/or OPENAI_API_KEY; model from RAIDER_LLM_MODEL) the issue checks and
@@ -207,6 +212,14 @@ def _by_type(text: str) -> str:
     return dedupe_words(re.sub(r"\b([Tt]he) the\b", r"\1", out))
 
 
+LEARNING = "learning"   # task 4, raider_ros/cli/demo_learning.py
+
+
+def _learning(timeout: float, log_dir: str | None) -> bool:
+    from raider_ros.cli.demo_learning import run_learning
+    return run_learning(timeout, log_dir)
+
+
 def _speaker(line: str) -> tuple[str, str]:
     who, _, text = line.partition(": ")
     return who, text
@@ -214,7 +227,7 @@ def _speaker(line: str) -> tuple[str, str]:
 
 def main(args=None) -> int:
     parser = argparse.ArgumentParser(description="RAIDER demo on the simulated household")
-    parser.add_argument("--task", choices=[*TASKS, "all"], default="all")
+    parser.add_argument("--task", choices=[*TASKS, LEARNING, "all"], default="all")
     parser.add_argument("--timeout", type=float, default=150.0, help="seconds per task")
     parser.add_argument("--log-dir", help="keep each node's log here")
     ns = parser.parse_args(args)
@@ -223,11 +236,11 @@ def main(args=None) -> int:
     if "ROS_DOMAIN_ID" not in os.environ:
         os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 100))
     print(f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})", flush=True)
-    keys = list(TASKS) if ns.task == "all" else [ns.task]
+    keys = [*TASKS, LEARNING] if ns.task == "all" else [ns.task]
     ok = True
     for key in keys:
         try:
-            ok = _run(key, ns.timeout, ns.log_dir) and ok
+            ok = (_learning(ns.timeout, ns.log_dir) if key == LEARNING else _run(key, ns.timeout, ns.log_dir)) and ok
         except (TimeoutError, RuntimeError) as exc:
             print(f"demo task {key} failed: {exc}", file=sys.stderr)
             ok = False

@@ -5,6 +5,13 @@ ask a question and wait for the answer up to its timeout. Backends: ``terminal``
 types the answer) and ``scripted`` (a scenario file of answers and of the world changes the
 person makes; the changes are applied to the simulator with sim/apply_setup, reset false).
 Every line of the conversation is also published on ``human/dialogue``.
+
+Every answer is also read as feedback (learning from interaction, docs/memory.md): does the
+person correct the robot, complain, or ask it to learn something ("next time, bring me a glass
+of water with it")? ``feedback_classifier`` rules reads cue phrases (data/memory/learning.yaml);
+an LLM reads it with data/prompts/memory/feedback.yaml, falling back to the rules when it fails.
+The verdict goes back in the answer (``feedback_kind``, ``feedback_cue``); the executor sends the
+interaction with such an answer to ``memory/learn``.
 """
 from __future__ import annotations
 
@@ -15,8 +22,10 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.human.naming import PersonNames
 from raider_ros.human.people import ScenarioError, ScriptedHuman, TerminalHuman
+from raider_ros.memory.feedback import FeedbackError, LLMFeedbackClassifier, classify_feedback
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.qos import LATCHED
 from raider_ros.ros.spin import StartupError, run_node
@@ -31,6 +40,9 @@ PARAMS = (
     Param("apply_world_changes", True, "scripted: apply the person's world changes to the simulator"),
     Param("world_change_timeout_s", 10.0, "How long to wait for the simulator to apply a change [s]"),
     Param("names_for_people", True, "Say 'the medicine by the plant' instead of ids (from scene_graph/json)"),
+    Param("feedback_classifier", "rules", "How answers are read as feedback (correction, complaint, 'learn that'): "
+                                          "rules (cue phrases, no LLM) | openai | scripted"),
+    Param("feedback_fixture", "", "feedback_classifier scripted: file of recorded classifier replies"),
 )
 
 
@@ -52,7 +64,11 @@ class HumanInterfaceNode(Node):
                 self.human = TerminalHuman()
             else:
                 raise ValueError(f"unknown backend {self.p['backend']!r}; known: terminal, scripted")
-        except (ValueError, ScenarioError, OSError) as exc:
+            self.feedback = None
+            if self.p["feedback_classifier"] != "rules":
+                self.feedback = LLMFeedbackClassifier(make_backend(DetectorSettings(
+                    backend=self.p["feedback_classifier"], fixture=self.p["feedback_fixture"])))
+        except (ValueError, ScenarioError, OSError, FeedbackError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         group = ReentrantCallbackGroup()
         self._graph_text = ""
@@ -97,7 +113,20 @@ class HumanInterfaceNode(Node):
         else:
             res.answered, res.answer = True, answer
             self._line("PERSON", answer)
+            res.feedback_kind, res.feedback_cue = self._read_feedback(answer, question)
         return res
+
+    def _read_feedback(self, answer: str, question: str) -> tuple[str, str]:
+        """Is the answer a correction, a complaint or a request to learn? (kind, cue)"""
+        if self.feedback is not None:
+            try:
+                fb = self.feedback.classify(answer, question)
+                return fb.kind, fb.cue
+            except Exception as exc:  # noqa: BLE001 - an LLM failing: the rules read it instead
+                self.get_logger().warning(f"the feedback classifier failed ({type(exc).__name__}: {exc}); "
+                                          "reading the answer with the rules", throttle_duration_sec=30.0)
+        fb = classify_feedback(answer)
+        return fb.kind, fb.cue
 
     def _world_change(self, setup: dict) -> None:
         """The person changed the world: tell the simulator (blocking, from a service thread)."""

@@ -15,9 +15,19 @@ answered by corrective re-prompts to ``plan_recovery`` whose plans are checked w
 ``safety_monitor/check_plan``; each executed step is reported (``safety_monitor/follow``); a
 task starts a new trace (``safety_monitor/reset``) and is planned with the constraint-aware
 planner. An unreachable monitor means no step is dispatched.
+
+A goal may instead be a request in words (``request``, ``task_kind``, ``roles``): with ``memory``
+on, its plan comes from the episodic memory (``memory/plan_task``: the best lesson like the
+request, else the task's seed example) and runs with the same checks. What the robot did is
+recorded (raider_ros/memory/record.py); afterwards it asks the person whether to do anything
+differently next time, and when the human interface reads the answer as a correction, a
+complaint or "learn that", it sends the interaction to ``memory/learn`` and says the answer (what
+it learned, or why not). Recovery plans get the request's words to find learned lessons.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 import time
 from typing import Any
@@ -30,7 +40,10 @@ from std_msgs.msg import Header, String
 from raider_ros.action import ExecuteSkill, ExecuteTask
 from raider_ros.common.limits import request_problem
 from raider_ros.executor.machine import DetectionOutcome, Executor, ExecutorConfig, Ports
-from raider_ros.executor.task import TaskError, parse_aliases, resolve_task
+from raider_ros.executor.task import TaskError, parse_aliases, parse_roles, resolve_task, steps_from_plan
+from raider_ros.memory.dialogue import load_dialogue
+from raider_ros.memory.feedback import TRIGGERS
+from raider_ros.memory.record import InteractionRecorder
 from raider_ros.msg import IssueReport, RobotState
 from raider_ros.recovery.plan import Literal, Plan, PlanError, PlanStep, Var
 from raider_ros.ros.port_wait import wait_answer
@@ -40,7 +53,7 @@ from raider_ros.ros.safety_client import SafetyClient
 from raider_ros.ros.spin import run_node
 from raider_ros.ros.qos import LATCHED
 from raider_ros.ros.state_summary import StateSummaryPublisher
-from raider_ros.srv import Ask, DetectIssue, PlanRecovery
+from raider_ros.srv import Ask, DetectIssue, MemoryLearn, MemoryPlanTask, PlanRecovery
 from raider_ros.state_qa.summarizers import summarize_executor
 from raider_ros.state_qa.trackers import ExecutionTracker
 
@@ -61,6 +74,11 @@ PARAMS = (
     Param("safety_timeout_s", 5.0, "Longest wait for one answer of the safety monitor [s]"),
     Param("max_safety_replans", 3, "Corrective re-prompts per step after unsafe actions before the task is aborted"),
     Param("safe_planning", True, "With safety on: plan around the constraints (check the plan, re-plan if unsafe)"),
+    Param("memory", True, "Plan requests in words from the memory node (memory/plan_task) and learn from the "
+                          "person's feedback (memory/learn)"),
+    Param("ask_feedback", True, "After a request, ask the person whether to do anything differently next time"),
+    Param("feedback_timeout_s", 30.0, "How long the person has to answer that question [s]"),
+    Param("memory_timeout_s", 60.0, "Longest wait for memory/plan_task and memory/learn [s]"),
 )
 
 
@@ -72,6 +90,9 @@ class PlanExecutorNode(Node):
         group = ReentrantCallbackGroup()
         self.detect_client = self.create_client(DetectIssue, "detect_issue", callback_group=group)
         self.plan_client = self.create_client(PlanRecovery, "plan_recovery", callback_group=group)
+        self.memory_plan_client = self.create_client(MemoryPlanTask, "memory/plan_task", callback_group=group)
+        self.learn_client = self.create_client(MemoryLearn, "memory/learn", callback_group=group)
+        self._goal: dict[str, Any] = {}       # the request being run: its words, scene, recovery sources
         self.ask_client = self.create_client(Ask, "human/ask", callback_group=group)
         self.skill_client = ActionClient(self, ExecuteSkill, "execute_skill", callback_group=group)
         self.safety = SafetyClient(self, callback_group=group, timeout_s=self.p["safety_timeout_s"]) \
@@ -118,7 +139,10 @@ class PlanExecutorNode(Node):
 
     def _plan_recovery(self, query: str, issue: str, explanation: str, holding: str | None) -> Plan:
         r = self._service(self.plan_client, PlanRecovery.Request(query=query, issue=issue, explanation=explanation,
-                                                                 holding=holding or ""), self.p["plan_timeout_s"])
+                                                                 holding=holding or "",
+                                                                 instructions=list(self._goal.get("said", []))),
+                          self.p["plan_timeout_s"])
+        self._goal["recovery_source"] = r.source or r.backend
         if not r.success:
             raise PlanError(r.message)
         steps = tuple(PlanStep(s.action, tuple(Var(a) if v else Literal(a) for a, v in zip(s.args, s.arg_is_variable)),
@@ -175,6 +199,7 @@ class PlanExecutorNode(Node):
             notes: list[str] = []
             try:
                 req = goal_handle.request
+                self._goal = {}
                 looker = None
                 if self.safety is not None:
                     # the task's trace starts now, before planning (the planner asks the monitor)
@@ -182,10 +207,14 @@ class PlanExecutorNode(Node):
                     if v.verdict != "safe":
                         raise RuntimeError(f"the safety monitor cannot start the task: {v.explanation}")
                     looker = PrefixLooker(self.safety.look) if self.p["safe_planning"] else None
-                steps, domain = resolve_task(req.domain, req.problem, list(req.plan), req.mapping,
-                                             self.p["planner_time_limit_s"], looker=looker, notes=notes)
-            except (RuntimeError, TimeoutError) as exc:       # the monitor, asked while planning
-                result.success, result.message = False, f"cannot plan the task safely: {exc}"
+                if req.request.strip():
+                    steps, domain = self._request_steps(req)
+                    result.plan_source = self._goal["source"]
+                else:
+                    steps, domain = resolve_task(req.domain, req.problem, list(req.plan), req.mapping,
+                                                 self.p["planner_time_limit_s"], looker=looker, notes=notes)
+            except (RuntimeError, TimeoutError) as exc:       # the monitor or the memory, asked while planning
+                result.success, result.message = False, f"cannot plan the task{' safely' if self.safety else ''}: {exc}"
                 self.get_logger().error(result.message)
                 goal_handle.abort()
                 return result
@@ -198,6 +227,8 @@ class PlanExecutorNode(Node):
                 fb("planning", note)
             fb("planning", f"plan of {len(steps)} steps: " + " ".join(str(s) for s in steps))
             self.tracker.start(domain, steps)
+            if self._goal:
+                fb("planning", f"the plan comes from the memory's {self._goal['source']}")
             ports = Ports(detect=self._detect, plan_recovery=self._plan_recovery, skill=self._skill, ask=self._ask,
                           say=self._say, publish_explanation=self._publish_explanation,
                           feedback=lambda i, step, stage, msg: fb(stage, msg, i, str(step)),
@@ -213,8 +244,13 @@ class PlanExecutorNode(Node):
                                     safety_timeout_s=self.p["safety_timeout_s"],
                                     max_safety_replans=self.p["max_safety_replans"])
             cancel = _GoalCancel(goal_handle)
+            recorder = self._recorder(req) if self._goal else None
+            if recorder is not None:
+                ports = _recorded(ports, recorder)
             outcome = Executor(ports, config).run(steps, cancel)
             self.tracker.finish(outcome)
+            if recorder is not None and outcome.status != "cancelled":
+                result.lesson = self._learn_from_feedback(recorder, outcome.success, outcome.reason, fb)
         result.success = outcome.success
         result.message = outcome.reason
         result.steps_done = outcome.steps_done
@@ -229,10 +265,82 @@ class PlanExecutorNode(Node):
             goal_handle.abort()
         return result
 
+    # ------------------------------------------------------------------ requests and learning
+    def _request_steps(self, req) -> tuple[list, str]:
+        """The plan of a request in words, from the memory node (memory/plan_task)."""
+        if not self.p["memory"]:
+            raise TaskError("a request in words needs the memory (parameter memory is false); give a PDDL task")
+        roles = parse_roles(list(req.roles))
+        try:
+            r = self._service(self.memory_plan_client, MemoryPlanTask.Request(
+                request=req.request, task=req.task_kind, roles=[f"{k}:{v}" for k, v in roles.items()]),
+                self.p["memory_timeout_s"])
+        except (RuntimeError, TimeoutError) as exc:
+            raise TaskError(f"the memory did not plan the request: {exc}") from None
+        if not r.success:
+            raise TaskError(f"the memory has no plan for {req.request!r}: {r.message}")
+        plan = Plan(tuple(PlanStep(s.action, tuple(Var(a) if v else Literal(a) for a, v in
+                                                   zip(s.args, s.arg_is_variable)), s.binds or None) for s in r.steps),
+                    r.plan_text)
+        steps = steps_from_plan(plan)
+        self._goal = {"said": [req.request], "roles": roles, "plan": r.plan_text, "source": r.source,
+                      "scene_json": r.scene_json, "recovery_source": ""}
+        if r.skipped:
+            self.get_logger().info(f"lessons not used for {req.request!r}: {'; '.join(r.skipped)}")
+        return steps, f"request {req.request!r} (plan from {r.source})"
+
+    def _recorder(self, req) -> InteractionRecorder:
+        try:
+            scene = str(json.loads(self._goal["scene_json"]).get("name") or "") if self._goal["scene_json"] else ""
+        except (ValueError, AttributeError):
+            scene = ""
+        return InteractionRecorder(req.request, req.task_kind, self._goal["roles"], scene=scene,
+                                   plan=self._goal["plan"], plan_source=self._goal["source"],
+                                   source_of=lambda: self._goal.get("recovery_source", ""))
+
+    def _learn_from_feedback(self, recorder: InteractionRecorder, success: bool, reason: str, fb) -> str:
+        """Ask the person for feedback; when it is a correction, complaint or 'learn that', send the
+        interaction to memory/learn and say the answer. Returns what to report ('' = nothing)."""
+        if not (self.p["memory"] and self.p["ask_feedback"]):
+            return ""
+        it = recorder.finish(success, reason)
+        dialogue = load_dialogue()
+        timeout = self.p["feedback_timeout_s"]
+        try:
+            r = self._service(self.ask_client, Ask.Request(question=dialogue.question(success), timeout_s=timeout),
+                              timeout + 5.0)
+        except (RuntimeError, TimeoutError) as exc:
+            self.get_logger().warning(f"no feedback asked: {exc}")
+            return ""
+        if not r.answered or not r.answer.strip() or (r.feedback_kind and r.feedback_kind not in TRIGGERS):
+            return ""
+        fb("learning", f"the person said: {r.answer}")
+        try:
+            lr = self._service(self.learn_client, MemoryLearn.Request(
+                interaction_json=it.to_json(), feedback=r.answer, feedback_kind=r.feedback_kind,
+                scene_json=self._goal.get("scene_json", "")), self.p["memory_timeout_s"])
+            message = lr.message
+            report = (f"learned lesson {', '.join(str(i) for i in lr.ids)}: " if lr.stored else "not learned: ") \
+                + (lr.improvement if lr.stored else lr.reason or lr.message)
+        except (RuntimeError, TimeoutError) as exc:
+            message = dialogue.say("unavailable", why=str(exc))
+            report = f"not learned: {exc}"
+        self._say(message)
+        fb("learning", report)
+        self.get_logger().info(report)
+        return report
+
     def destroy_node(self):
         self._action.destroy()
         self.skill_client.destroy()
         return super().destroy_node()
+
+
+def _recorded(ports: Ports, rec: InteractionRecorder) -> Ports:
+    """The same ports, with what the executor does written down by ``rec``."""
+    return dataclasses.replace(ports, plan_recovery=rec.plan_port(ports.plan_recovery), skill=rec.skill_port(ports.skill),
+                               ask=rec.ask_port(ports.ask), say=rec.say_port(ports.say),
+                               feedback=rec.feedback_port(ports.feedback))
 
 
 class _GoalCancel:

@@ -5,6 +5,12 @@ robot holds -> ordered steps (action, arguments, the variable an ask() binds) an
 text. The plan is written by the rules backend (per issue category) or an LLM with the few-shot
 prompt of data/prompts/recovery, and is always parsed by the ast-whitelist interpreter: plan
 text is never executed.
+
+With ``memory`` on (the default) the planner uses the episodic memory through the memory node's
+``memory/retrieve`` (raider_ros/ros/memory_client.py): an LLM gets the top-k recovery examples
+for what the person said (``instructions``) and the query as its few-shot examples, and the rules
+writer first looks for a learned lesson of the same issue category and action. When the memory
+node does not answer, the planner goes on with the fixed examples and the rules.
 """
 from __future__ import annotations
 
@@ -13,11 +19,13 @@ from rclpy.node import Node
 
 from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.agent.llm import LLMError
+from raider_ros.memory.advisor import MemoryAdvisor
 from raider_ros.msg import RecoveryStep
 from raider_ros.recovery.plan import PlanError, Var
 from raider_ros.recovery.planner import RecoveryPlanner
 from raider_ros.recovery.rules_writer import RecoveryHints
 from raider_ros.retrieval.scene_text import recovery_context
+from raider_ros.ros.memory_client import GroundTruthScene, RemoteMemory
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.retrieve_client import RosRetrieve
 from raider_ros.ros.spin import StartupError, run_node
@@ -35,6 +43,9 @@ PARAMS = (
     Param("retries", 1, "LLM plans the interpreter rejects are sent back this many times with the reason"),
     Param("retrieval", "off", "Scene graph in the planner's context: off | full | rag | rag-strict"),
     Param("retrieve_service", "scene_graph/retrieve", "Service that retrieves the task-relevant subgraph"),
+    Param("memory", True, "Few-shot examples (LLM) and lessons (rules) from the memory node's memory/retrieve; "
+                          "false: the fixed examples"),
+    Param("memory_timeout_s", 10.0, "Longest wait for memory/retrieve and for the scene lessons are bound to [s]"),
 )
 
 
@@ -46,7 +57,14 @@ class RecoveryPlannerNode(Node):
             backend = "rules" if self.p["backend"] == "rules" else make_backend(DetectorSettings(
                 backend=self.p["backend"], model=self.p["model"], base_url=self.p["base_url"],
                 api_key_env=self.p["api_key_env"], fixture=self.p["fixture"]))
-            self.planner = RecoveryPlanner(backend, timeout_s=self.p["timeout_s"], retries=self.p["retries"])
+            self.advisor = None
+            if self.p["memory"]:
+                group = ReentrantCallbackGroup()
+                self.advisor = MemoryAdvisor(
+                    RemoteMemory(self, timeout_s=self.p["memory_timeout_s"], callback_group=group),
+                    scene=GroundTruthScene(self, timeout_s=self.p["memory_timeout_s"], callback_group=group))
+            self.planner = RecoveryPlanner(backend, timeout_s=self.p["timeout_s"], retries=self.p["retries"],
+                                           memory=self.advisor)
         except (ValueError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         group = ReentrantCallbackGroup()
@@ -64,7 +82,7 @@ class RecoveryPlannerNode(Node):
             if self.retrieve is not None:   # what the robot knows of the scene, as retrieval gives it
                 context = recovery_context(self.retrieve(f"{req.query} {req.explanation}", mode=self.p["retrieval"]))
             plan = self.planner.plan(req.query, req.issue, req.explanation, req.holding or None, hints=hints,
-                                     context=context)
+                                     context=context, instructions=tuple(req.instructions))
         except PlanError as exc:
             res.success, res.message = False, f"the plan was rejected: {exc}"
         except LLMError as exc:
@@ -80,6 +98,11 @@ class RecoveryPlannerNode(Node):
         rec = self.planner.last
         if rec is not None and rec.texts and not res.plan_text:
             res.plan_text = rec.texts[-1]
+        res.source = rec.source if rec is not None else ""
+        if self.advisor is not None and self.advisor.last_error:
+            self.get_logger().warning(f"planned without the memory: {self.advisor.last_error}",
+                                      throttle_duration_sec=30.0)
+            self.advisor.last_error = None
         self.summaries.publish(lambda: summarize_recovery(
             (plan if res.success else None), query=req.query, issue=req.issue, explanation=req.explanation,
             holding=req.holding or None, error=None if res.success else res.message, backend=res.backend))

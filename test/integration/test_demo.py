@@ -1,5 +1,6 @@
-"""`make demo`, exactly as the README writes it: the three tasks on the full node graph, offline (rules backend, scripted
-person), must succeed with the interactions of the paper's Fig. 17 and, in the third, the Safety Chip paper's example."""
+"""`make demo`, exactly as the README writes it: the four tasks on the full node graph, offline (rules backend, scripted
+person), must succeed with the interactions of the paper's Fig. 17, in the third the Safety Chip paper's example, and in
+the fourth learning from a correction."""
 from __future__ import annotations
 
 import os
@@ -39,6 +40,16 @@ def test_demo_runs_all_tasks_offline():
     assert len(answers) == 3 and all(mods != "no module" for _, mods in answers), answers
     assert "Adriana" in answers[2][0] and "robot" in answers[2][1], answers[2]
     assert out.find("Who did you give it to?") < out.find("success: all 5 steps done")
+
+    # task 3, learning from interaction: seed plan, the lesson, then the glass too without being told; the book alone
+    learning = ["plan from seed task/deliver-medicine", "glass of water with my medicine", "learned lesson",
+                "plan from lesson", "Please bring me the book.", "plan from seed task/deliver-medicine"]
+    at, pos = 0, []
+    for s in learning:
+        at = out.find(s, at)
+        pos.append(at)
+        at = max(at, 0) + 1
+    assert all(p >= 0 for p in pos), [s for s, p in zip(learning, pos) if p < 0]
 
     lines = [ln for ln in out.splitlines() if ln.startswith("[")]
     said = [ln.split("ROBOT", 1)[1] for ln in lines if " ROBOT " in ln]
