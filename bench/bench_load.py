@@ -26,11 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "test"))
 
-from raider_ros.common.paths import scenes_dir  # noqa: E402
 from raider_ros.ros.graph import NodeGraph  # noqa: E402
 from raider_ros.srv import CallTool, DetectIssue  # noqa: E402
-from support.graph import PERCEPTION, GraphClient  # noqa: E402
-from support.load import TARGETS, burst, check_report, percentile, scripted_fixture  # noqa: E402
+from support.graph import GraphClient  # noqa: E402
+from support.load import TARGETS, burst, check_report, percentile, scripted_fixture, start_detector, start_graph  # noqa: E402
 from figures import write_figures  # noqa: E402
 
 # a ROS domain of its own, so that other graphs on the machine never answer in its place
@@ -97,19 +96,10 @@ def soak(client, graph, node: str, call, seconds: float, warmup: int = 50) -> di
 def main(soak_s: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench_load_") as tmp, NodeGraph(Path(tmp) / "logs") as graph:
         fixtures = Path(tmp)
-        graph.start("sim_world", {"scene": str(scenes_dir() / "kitchen.scene.yaml"), "skill_duration_s": 0.0})
-        for name in PERCEPTION:
-            graph.start(name, {"preload_user_info": False} if name == "scene_graph" else None)
-        started = set()
-        for t in TARGETS:
-            if t.node not in started:
-                graph.start(t.node, t.params(fixtures))
-                started.add(t.node)
+        start_graph(graph, fixtures)
         (fixtures / "soak").mkdir()
-        graph.start("issue_detector", name="soak_detector", namespace="/soak", params={
-            "backend": "scripted", "fixture": str(scripted_fixture(fixtures / "soak", delay_s=0.0)),
-            "queue_size": 64, "request_deadline_s": 60.0, "fresh_frame_timeout_s": 10.0, "perception_silent_s": 20.0,
-            "tool_service": "/scene_graph/call_tool", "status_topic": "/scene_graph/status"})
+        start_detector(graph, "/soak", scripted_fixture(fixtures / "soak", delay_s=0.0), queue_size=64,
+                       request_deadline_s=60.0, fresh_frame_timeout_s=10.0, perception_silent_s=20.0)
         client = GraphClient(graph, name="bench_load_client")
         try:
             client.wait_refreshed(client.apply(""), timeout=120)

@@ -40,16 +40,18 @@ def test_the_task_runs_to_the_end_without_faults(env):
 def test_a_node_killed_mid_task(env, fault):
     client, graph = env
     fresh_world(client)
-    run = run_task(client, DEADLINE_S + 60, kill=lambda: graph.kill(fault.node), at=fault.at)
-    assert run.killed_at is not None, f"the executor never reached stage {fault.at}: {run.stages}"
-    assert run.success is not None, f"no result: {run.message}"
-    if run.success:                             # possible only when the node was no longer needed
-        assert task_done(client), f"reported success, but the robot is not at the counter: {run.message}"
-    else:
-        assert any(w in run.message for w in fault.reason), run.message
-        assert run.time_to_reason_s < DEADLINE_S, (run.time_to_reason_s, run.message)
-    graph.restart(fault.node)                   # respawn
-    wait_ready(client, fault)
+    try:
+        run = run_task(client, DEADLINE_S + 60, kill=lambda: graph.kill(fault.node), at=fault.at)
+        assert run.killed_at is not None, f"the executor never reached stage {fault.at}: {run.stages}"
+        assert run.success is not None, f"no result: {run.message}"
+        if run.success:                         # possible only when the node was no longer needed
+            assert task_done(client), f"reported success, but the robot is not at the counter: {run.message}"
+        else:
+            assert any(w in run.message for w in fault.reason), run.message
+            assert run.time_to_reason_s < DEADLINE_S, (run.time_to_reason_s, run.message)
+    finally:                                    # respawn, also after a failure: the next row needs the graph
+        graph.restart(fault.node)
+        wait_ready(client, fault)
     fresh_world(client)
     again = run_task(client, 240)
     assert again.success, f"after restarting {fault.node}: {again.message}"

@@ -6,15 +6,15 @@ or NUL requests are refused at once. Figures (latency p50/p95, RSS growth) come 
 bench/bench_load.py."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from raider_ros.common.paths import scenes_dir
 from raider_ros.ros.graph import NodeGraph
 from raider_ros.srv import DetectIssue as DetectIssueSrv
-from support.graph import PERCEPTION, GraphClient
-from support.load import TARGETS, burst, check_report, scripted_fixture
+from support.graph import GraphClient
+from support.load import TARGETS, burst, check_report, scripted_fixture, start_detector, start_graph
 
-KITCHEN = scenes_dir() / "kitchen.scene.yaml"
 N = 50
 
 
@@ -22,21 +22,10 @@ N = 50
 def env(tmp_path_factory):
     fixtures = tmp_path_factory.mktemp("fixtures")
     with NodeGraph(tmp_path_factory.mktemp("logs")) as graph:
-        graph.start("sim_world", {"scene": str(KITCHEN), "skill_duration_s": 0.0})
-        for name in PERCEPTION:
-            graph.start(name, {"preload_user_info": False} if name == "scene_graph" else None)
-        started = set()
-        for t in TARGETS:
-            if t.node not in started:
-                graph.start(t.node, t.params(fixtures))
-                started.add(t.node)
-        # the same detector with a small queue and a short request deadline
-        graph.start("issue_detector", name="small_detector", namespace="/small", params={
-            "backend": "scripted", "fixture": str(scripted_fixture(fixtures, delay_s=0.2)), "queue_size": 8,
-            "request_deadline_s": 60.0, "tool_service": "/scene_graph/call_tool", "status_topic": "/scene_graph/status"})
-        graph.start("issue_detector", name="short_detector", namespace="/short", params={
-            "backend": "scripted", "fixture": str(scripted_fixture(fixtures, delay_s=0.2)), "queue_size": 64,
-            "request_deadline_s": 3.0, "tool_service": "/scene_graph/call_tool", "status_topic": "/scene_graph/status"})
+        start_graph(graph, fixtures)
+        # the same detector with a small queue, and one with a short request deadline
+        start_detector(graph, "/small", scripted_fixture(fixtures, delay_s=0.2), queue_size=8, request_deadline_s=60.0)
+        start_detector(graph, "/short", scripted_fixture(fixtures, delay_s=0.2), queue_size=64, request_deadline_s=3.0)
         client = GraphClient(graph, name="load_client")
         try:
             client.wait_refreshed(client.apply(""), timeout=60)
@@ -76,7 +65,13 @@ def test_waiting_counts_against_the_request_deadline(env):
     assert check_report(report, target) == [], report.describe(target)
     late = [o for o in report.outcomes if target.status(o.result) != "ok"]
     assert late, report.describe(target)                   # 30 checks of ~0.4 s cannot all start within 3 s
-    assert all("past the request deadline of 3 s" in target.reason(o.result) for o in late), report.describe(target)
+    # a request that waited past the deadline is answered so; one started in time runs with what is
+    # left of the deadline and stops at it ("time limit of <the rest> s reached")
+    def within_deadline(reason: str) -> bool:
+        m = re.match(r"time limit of ([0-9.]+) s reached", reason)
+        return "past the request deadline of 3 s" in reason or (m is not None and float(m.group(1)) <= 3.0)
+    assert all(within_deadline(target.reason(o.result)) for o in late), report.describe(target)
+    assert any("past the request deadline of 3 s" in target.reason(o.result) for o in late), report.describe(target)
 
 
 @pytest.mark.parametrize("query, context, reason", [

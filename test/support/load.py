@@ -26,7 +26,9 @@ from rclpy.action import ActionClient
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from raider_ros.action import DetectIssue
+from raider_ros.common.paths import scenes_dir
 from raider_ros.srv import DetectIssue as DetectIssueSrv
+from support.graph import PERCEPTION
 
 # clients sending a burst need request/response queues as deep as the burst (default: 10)
 BURST_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE)
@@ -73,6 +75,25 @@ TARGETS: list[LoadTarget] = [
                lambda r: r.status, lambda r: r.error, lambda r: r.request_number,
                "issue_detector", _detector_params),
 ]
+
+
+def start_graph(graph, fixture_dir: Path) -> None:
+    """The kitchen simulator, perception, and every node serving a row of TARGETS."""
+    graph.start("sim_world", {"scene": str(scenes_dir() / "kitchen.scene.yaml"), "skill_duration_s": 0.0})
+    for name in PERCEPTION:
+        graph.start(name, {"preload_user_info": False} if name == "scene_graph" else None)
+    started = set()
+    for t in TARGETS:
+        if t.node not in started:
+            graph.start(t.node, t.params(fixture_dir))
+            started.add(t.node)
+
+
+def start_detector(graph, namespace: str, fixture: Path, **params) -> None:
+    """One more issue_detector under ``namespace`` using the main scene_graph's tools."""
+    graph.start("issue_detector", name=f"{namespace.strip('/')}_detector", namespace=namespace, params={
+        "backend": "scripted", "fixture": str(fixture), "tool_service": "/scene_graph/call_tool",
+        "status_topic": "/scene_graph/status", **params})
 
 
 @dataclass
