@@ -136,3 +136,15 @@ def run_learning(timeout: float, log_dir: str | None) -> bool:
             executor.shutdown(timeout_sec=2.0)
             node.destroy_node()
             ctx.try_shutdown()
+
+
+def main(args: list[str] | None = None) -> int:
+    """``python -m raider_ros.cli.demo_learning [--timeout S] [--log-dir D]``: the demo's learning
+    task alone (the same as ``demo --task learning``)."""
+    import sys
+    from raider_ros.cli.demo import main as demo_main
+    return demo_main(["--task", "learning", *(sys.argv[1:] if args is None else args)])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
