@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .grounding import Pool, distance_of, join_ids, related_ids
-from .knowledge import Knowledge, type_key
+from .knowledge import Knowledge, type_key, type_words
 from .transcript import Answer, Observations, entry_for
 
 BLOCK_HIDDEN_FRACTION = 0.2      # benchmark format: an occluder hides at least 20 % of the target
@@ -142,7 +142,8 @@ class Checker:
         tools = self.kb.type_lists.get(str(spec.get("tools")), frozenset())
         tool = str(spec.get("tool_name") or spec.get("tools"))
         held = self.pool.held
-        if held and type_key(held) in tools:
+        # a compound type whose head is a listed tool is that kind of tool (BreadKnife: a knife)
+        if held and (type_key(held) in tools or (type_words(held) or [""])[-1] in tools):
             return self._outcome("holding_tool", role, obj, "pass", self._pass("holding_tool", held=held), tool=tool)
         return self._outcome("holding_tool", role, obj, "fail",
                              self._fail("no_tool", say=self.say, obj=obj, tool=tool, hand=self._hand()), tool=tool)

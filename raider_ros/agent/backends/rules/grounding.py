@@ -173,12 +173,14 @@ class Grounder:
                 self.notes.append("no time to load the embedding model")
             return []
         content = [w for w in words if w not in self.kb.function_words]
+        purpose = any(w in ("to", "for") for w in words[:-1])
         by_type = {}
         for n, t in enumerate(types):
             score = max(float(sims[n]), float(sims[len(types) + n]))
             # one word must be in the name or the description's genus ("a toiletry, ..."), a
             # longer phrase anywhere in the text ("thing for drying hair")
-            where = texts[n] if len(content) > 1 else _genus(names[n], texts[n])
+            # ("something to cut with": a use, which the whole description may name)
+            where = texts[n] if len(content) > 1 or purpose else _genus(names[n], texts[n])
             if content and all(_word_in(w, where) for w in content):
                 score += WORD_BONUS
             by_type[t] = score
@@ -497,8 +499,10 @@ _GENUS_END = frozenset({"that", "which", "who", "for", "with", "used", "in", "on
 
 
 def _genus(name: str, text: str) -> str:
-    """The type's name and the head of its description: 'microwave: a kitchen appliance that
-    heats food' -> 'microwave kitchen appliance'."""
+    """The head word of the type's name and the head of its description: 'microwave: a kitchen
+    appliance that heats food' -> 'microwave kitchen appliance'. A modifier of the name is not
+    what the type is ('bread knife' is a knife, not bread)."""
+    name = (name.split() or [""])[-1]
     desc = text.split(":", 1)[1] if ":" in text else ""
     head = []
     for w in desc.split(",")[0].split():

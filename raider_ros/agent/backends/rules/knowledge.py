@@ -121,6 +121,10 @@ class Knowledge:
     result_phrases: list[tuple[str, ...]] = field(default_factory=list)
     clause_breaks: list[tuple[str, ...]] = field(default_factory=list)
     user_words: frozenset[str] = field(default_factory=frozenset)
+    remark_leads: list[tuple[str, ...]] = field(default_factory=list)
+    purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
+    closing_parts: frozenset[str] = field(default_factory=frozenset)
+    modal_clauses: list[tuple[str, ...]] = field(default_factory=list)
     colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
 
@@ -334,6 +338,10 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         result_phrases=_phrases(lang.get("result_phrases") or [], f"{lw}: result_phrases"),
         clause_breaks=_phrases(lang.get("clause_breaks") or [], f"{lw}: clause_breaks"),
         user_words=frozenset(str(w) for w in lang.get("user_words") or []),
+        remark_leads=_phrases(lang.get("remark_leads") or [], f"{lw}: remark_leads"),
+        purpose_phrases=_phrases(lang.get("purpose_phrases") or [], f"{lw}: purpose_phrases"),
+        modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),
+        closing_parts=frozenset(singular(str(w)) for w in lang.get("closing_parts") or []),
         **_colours(data_dir() / "perception" / "colour_names.yaml"),
     )
 

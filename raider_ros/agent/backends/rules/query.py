@@ -85,6 +85,7 @@ class ParsedQuery:
     context_np: NP | None = None
     later: str = ""                     # a further request, not checked now: "put it aside"
     result: str = ""                    # what the action makes: "into slices"
+    purpose: str = ""                   # what it is for: "for the drinks", "to the first page"
 
     def role_order(self, kb: Knowledge) -> list[str]:
         roles = list(kb.actions[self.action].roles) if self.action in kb.actions else ["object"]
@@ -154,6 +155,22 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     if k is not None and k + 1 < len(orig):
         owner = orig[k][:-2]
         del toks[k], orig[k]
+
+    # "something I can cut the bread with": "something to cut the bread with"
+    i = 1
+    while i < len(toks):
+        mc = next((m for m in kb.modal_clauses if _at(toks, i, m)), None)
+        if mc is not None and i + len(mc) < len(toks):
+            toks[i:i + len(mc)], orig[i:i + len(mc)] = ["to"], ["to"]
+        i += 1
+
+    # "something to cut the bread with": what it is for is the verb; its object names no type
+    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    k = next((k for k in range(1, len(toks) - 2) if toks[k] == "to" and toks[k - 1] in kb.function_words
+              and toks[k + 2] in dets), None)
+    if k is not None:
+        end = next((e for e in range(k + 3, len(toks)) if toks[e] in kb.instrument_words), len(toks))
+        del toks[k + 2:end], orig[k + 2:end]
 
     # "the bowl if it doesn't contain anything"
     for p in kb.emptiness_phrases:
@@ -251,6 +268,8 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             continue
         sw = next((s for s in kb.states if _at(toks, j, s.phrase)
                    and not (len(s.phrase) == 1 and s.phrase[0] in kb.predicate_only_states)), None)
+        if sw is not None and i > 0 and toks[i - 1] == "to":
+            sw = None                    # "something to cut with": a verb, not a state
         if sw is not None and (len(toks) > j + len(sw.phrase) or len(toks) == 1 or neg):
             states.append(StateQual(sw.key, sw.value != neg, " ".join(toks[i:j + len(sw.phrase)]), sw.nothing_inside))
             del toks[i:j + len(sw.phrase)], orig[i:j + len(sw.phrase)]
@@ -355,7 +374,13 @@ def parse_query(query: str, context: str, kb: Knowledge,
     if rest:                 # what follows the instruction is read like a clarification
         context = f"{rest}\n{context}".strip()
     q = q.strip().strip("\"'\u201c\u201d` ")
-    pq = _structured(q, kb) or _pddl_like(q, kb) or _natural(q, kb, guess_verb)
+    pq = _structured(q, kb) or _pddl_like(q, kb)
+    if pq is None:
+        request, clarifications = _remarks(q, kb)
+        if clarifications:       # "..., I mean the red one": read like a clarification
+            context = "\n".join(clarifications + [context]).strip()
+        pq = _natural(request, kb, guess_verb)
+        pq.text = q
     if context.strip():
         merge_context(pq, context, kb)
     return pq
@@ -441,6 +466,39 @@ def _pddl_like(q: str, kb: Knowledge) -> ParsedQuery | None:
     return None
 
 
+_PART_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]+\s+")
+
+
+def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
+    """(the request, the clarifications after it): parts after a comma, semicolon or dash that
+    start with a subject of their own ("it's stuffy in here", "I want to know what it weighs")
+    are remarks and left out; a clarification ("I mean the red one", "I am Adriana") is set
+    apart; any other part ("could you, please, ...", "..., the one on the left") stays."""
+    parts = [p.strip() for p in _PART_BREAK.split(q) if p.strip()]
+    if len(parts) < 2:
+        return q, []
+    dets = {d[0] for d in kb.determiners if len(d) == 1} | {"one"}
+    keep, clar = [parts[0]], []
+    for part in parts[1:]:
+        orig = query_words(part)
+        toks = [t.lower() for t in orig]
+        if not toks:
+            continue
+        ident = next((p for p in kb.identity_leads if _at(toks, 0, p)), None)
+        if ident is not None and len(toks) > len(ident) and orig[len(ident)][:1].isupper():
+            clar.append(part)            # "I am Adriana"
+            continue
+        lead = next((p for p in kb.context_leads if _at(toks, 0, p)), None)
+        if lead is not None and len(toks) > len(lead) and toks[len(lead)] in dets:
+            clar.append(part)            # "it's the one by the plant"
+            continue
+        rl = next((p for p in kb.remark_leads if _at(toks, 0, p)), None)
+        if rl is not None and len(toks) > len(rl) and toks[len(rl)] not in ("one", "ones"):
+            continue                     # a remark: a reason or a wish, not the request
+        keep.append(part)
+    return " ".join(keep), clar
+
+
 def _verb_phrases(kb: Knowledge) -> list[tuple[tuple[str, ...], str]]:
     out = [(v, a.name) for a in kb.actions.values() for v in a.verbs]
     return sorted(out, key=lambda x: len(x[0]), reverse=True)
@@ -483,11 +541,23 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
 
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
+    if action is not None and verb:
+        body_t, body_o = _inner_particle(action, verb, body_t, body_o, kb)
     result = ""
     if action in kb.actions and len(kb.actions[action].roles) == 1:
         r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.result_phrases)), None)
         if r is not None:                # "cut the bread into slices": what it makes, not the object
             result = " ".join(body_o[r:])
+            body_t, body_o = body_t[:r], body_o[:r]
+    purpose = ""
+    if action not in (None, "handover"):
+        single = action in kb.actions and len(kb.actions[action].roles) == 1
+        r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.purpose_phrases)
+                  and (single or body_t[i] != "to")
+                  and not any(_at(body_t, j, rp.phrase) and j + len(rp.phrase) > i
+                              for j in range(max(0, i - 3), i + 1) for rp in kb.relations)), None)
+        if r is not None:                # "slice the lemon for the drinks": a purpose, not the object
+            purpose = " ".join(body_o[r:])
             body_t, body_o = body_t[:r], body_o[:r]
     args: list[list[str]] = [body_o]
     place_rel = None
@@ -498,15 +568,37 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
             args = [body_o[:i], body_o[i + n:]]
     elif action == "handover":
         args = _split_handover(body_t, body_o, kb)
+    if action == "place" and len(args) == 2 and args[1]:
+        part = [singular(t.lower()) for t in _strip_lead([t.lower() for t in args[0]], list(args[0]),
+                                                         kb.determiners)[0]]
+        if len(part) == 1 and part[0] in kb.closing_parts:
+            action, args = "close", [args[1]]   # "put the lid back on the jar": close the jar
     pq = _assign(action, verb, args, kb, False)
     pq.text = q
     pq.place_relation = place_rel
-    pq.later, pq.result = later, result
+    pq.later, pq.result, pq.purpose = later, result, purpose
     if action == "pick" and "object" in pq.args:
         src = next((r for r in pq.args["object"].quals if r.relations == FROM_RELATIONS and r.ref), None)
         if src is not None:
             pq.args["source"] = src.ref
     return pq
+
+
+def _inner_particle(action: str, verb: str, toks: list[str], orig: list[str],
+                    kb: Knowledge) -> tuple[list[str], list[str]]:
+    """"set the loaf down on the scale", "put the lid back on the jar": the particle of a
+    phrasal verb of the same action, split off by its object, is not part of the object."""
+    verbs = {p for p, a in _verb_phrases(kb) if a == action}
+    for i in range(1, len(toks)):
+        if toks[i] not in kb.particles or tuple(verb.split()) + (toks[i],) not in verbs:
+            continue
+        if any(_at(toks, i, r.phrase) for r in kb.relations):
+            continue                     # "out of", "off": a qualifier, not a particle
+        nxt = i + 1
+        if nxt == len(toks) or any(_at(toks, nxt, p) for p, _ in kb.place_prepositions) \
+                or any(_at(toks, nxt, r.phrase) for r in kb.relations):
+            return toks[:i] + toks[i + 1:], orig[:i] + orig[i + 1:]
+    return toks, orig
 
 
 def _clause_break(toks: list[str], kb: Knowledge) -> int | None:
@@ -545,6 +637,11 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
     """"give the medicine to Adriana", "give me the apple", "hand Adriana the medicine"."""
     if len(toks) > 1 and toks[0] in kb.person_pronouns:
         return [orig[1:], orig[:1]]
+    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    k = 1 if toks and toks[0] in dets else 0
+    if len(toks) > k + 1 and singular(toks[k]) in kb.person_words and toks[k + 1] in dets:
+        return [orig[k + 1:], orig[:k + 1]]      # "give the visitor the book"
+
     for i in range(len(toks) - 1, 0, -1):
         if toks[i] in kb.handover_prepositions:
             return [orig[:i], orig[i + 1:]]

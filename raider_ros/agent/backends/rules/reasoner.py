@@ -179,6 +179,8 @@ class _Run:
         intro = f"{STEP_TITLES['ground']}: {action_text} ({args_text})."
         if pq.result:
             intro += f" \"{pq.result}\" says what the action makes, not which object."
+        if pq.purpose:
+            intro += f" \"{pq.purpose}\" says what the action is for, not which object."
         if pq.later:
             intro += f" \"{pq.later}\" is a later step: I check the first action only."
 
