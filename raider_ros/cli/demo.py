@@ -111,18 +111,7 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
         spin = threading.Thread(target=executor.spin, daemon=True)
         spin.start()
         try:
-            node.create_subscription(String, "human/dialogue", lambda m: say(*_speaker(m.data)), 50)
-            names = {"now": PersonNames()}        # ids -> "the medicine by the plant", from the scene graph
-
-            def on_graph(m: String) -> None:
-                try:
-                    names["now"] = PersonNames(json.loads(m.data).get("graph"))
-                except (ValueError, AttributeError):
-                    pass
-            node.create_subscription(String, "scene_graph/json", on_graph, LATCHED)
-            ready = threading.Event()
-            node.create_subscription(SceneGraphStatus, "scene_graph/status",
-                                     lambda m: ready.set() if m.truth_version >= 0 else None, LATCHED)
+            names, ready = watch_graph(node, say)
             client = ActionClient(node, ExecuteTask, "execute_task")
             end = time.monotonic() + 60
             while not (client.wait_for_server(timeout_sec=0.5) and ready.is_set()):
@@ -218,6 +207,24 @@ LEARNING = "learning"   # task 4, raider_ros/cli/demo_learning.py
 def _learning(timeout: float, log_dir: str | None) -> bool:
     from raider_ros.cli.demo_learning import run_learning
     return run_learning(timeout, log_dir)
+
+
+def watch_graph(node, say) -> tuple[dict, threading.Event]:
+    """Narrate the dialogue; keep how people name the objects ({"now": PersonNames}, from the
+    scene graph: "the medicine by the plant"); an event set once the scene graph has the truth."""
+    node.create_subscription(String, "human/dialogue", lambda m: say(*_speaker(m.data)), 50)
+    names = {"now": PersonNames()}
+
+    def on_graph(m: String) -> None:
+        try:
+            names["now"] = PersonNames(json.loads(m.data).get("graph"))
+        except (ValueError, AttributeError):
+            pass
+    node.create_subscription(String, "scene_graph/json", on_graph, LATCHED)
+    ready = threading.Event()
+    node.create_subscription(SceneGraphStatus, "scene_graph/status",
+                             lambda m: ready.set() if m.truth_version >= 0 else None, LATCHED)
+    return names, ready
 
 
 def _speaker(line: str) -> tuple[str, str]:

@@ -15,16 +15,12 @@ import threading
 import time
 
 from rclpy.action import ActionClient
-from std_msgs.msg import String
 
 from raider_ros.action import ExecuteTask
 from raider_ros.cli import demo
 from raider_ros.common.paths import data_dir
 from raider_ros.common.yamlfile import read_yaml_mapping
-from raider_ros.human.naming import PersonNames
-from raider_ros.msg import SceneGraphStatus
 from raider_ros.ros.graph import NodeGraph
-from raider_ros.ros.qos import LATCHED
 
 STAGES = {"planning": "PLAN", "checking": "CHECK", "issue": "ISSUE", "recovering": "RECOVER", "executing": "ROBOT",
           "done": "DONE", "learning": "LEARN"}
@@ -65,18 +61,7 @@ def run_learning(timeout: float, log_dir: str | None) -> bool:
         spin = threading.Thread(target=executor.spin, daemon=True)
         spin.start()
         try:
-            node.create_subscription(String, "human/dialogue", lambda m: say(*demo._speaker(m.data)), 50)
-            names = {"now": PersonNames()}
-
-            def on_graph(m: String) -> None:
-                try:
-                    names["now"] = PersonNames(json.loads(m.data).get("graph"))
-                except (ValueError, AttributeError):
-                    pass
-            node.create_subscription(String, "scene_graph/json", on_graph, LATCHED)
-            ready = threading.Event()
-            node.create_subscription(SceneGraphStatus, "scene_graph/status",
-                                     lambda m: ready.set() if m.truth_version >= 0 else None, LATCHED)
+            names, ready = demo.watch_graph(node, say)
             client = ActionClient(node, ExecuteTask, "execute_task")
             plan_client = node.create_client(MemoryPlanTask, "memory/plan_task")
             setup_client = node.create_client(ApplySetup, "sim/apply_setup")
