@@ -115,7 +115,7 @@ class SafetyMonitorNode(Node):
     def _summarize(self) -> None:
         """Publish the state summary (the publisher drops it when nothing changed)."""
         self.summaries.publish(lambda: summarize_safety(
-            [(c.english or c.text or c.ltl, c.status) for c in self.service.constraints()],
+            [(c.text or c.english or c.ltl, c.status) for c in self.service.constraints()],
             list(self.violations), list(self.blocked)))
 
     def _translator(self):
