@@ -28,7 +28,7 @@ from std_msgs.msg import Header, String
 from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.msg import RobotState, SafetyConstraint, SafetyViolation
 from raider_ros.ros.params import Param, declare
-from raider_ros.ros.qos import LATCHED
+from raider_ros.ros.qos import LATCHED, REQUESTS
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.safety.automata import Compiler
@@ -105,8 +105,10 @@ class SafetyMonitorNode(Node):
         self.create_service(AddConstraint, "safety_monitor/add_constraint", self._on_add, callback_group=group)
         self.create_service(RemoveConstraint, "safety_monitor/remove_constraint", self._on_remove, callback_group=group)
         self.create_service(ListConstraints, "safety_monitor/list_constraints", self._on_list, callback_group=group)
-        self.create_service(CheckAction, "safety_monitor/check_action", self._on_check_action, callback_group=group)
-        self.create_service(CheckPlan, "safety_monitor/check_plan", self._on_check_plan, callback_group=group)
+        self.create_service(CheckAction, "safety_monitor/check_action", self._on_check_action, qos_profile=REQUESTS,
+                            callback_group=group)
+        self.create_service(CheckPlan, "safety_monitor/check_plan", self._on_check_plan, qos_profile=REQUESTS,
+                            callback_group=group)
         self.create_service(FollowStep, "safety_monitor/follow", self._on_follow, callback_group=group)
         self.create_service(ResetMonitor, "safety_monitor/reset", self._on_reset, callback_group=group)
         self.get_logger().info(f"safety monitor ready: translator {self.translator_name}, state from "

@@ -38,6 +38,7 @@ def env(tmp_path_factory):
             client.close()
 
 
+@pytest.mark.timeout(900)        # the module's graph starts in the first test's time (two embedding models)
 @pytest.mark.parametrize("target", TARGETS, ids=[t.name for t in TARGETS])
 def test_a_burst_of_50_is_answered_in_queue_order_none_lost(env, target):
     client, graph = env

@@ -214,8 +214,9 @@ def log_since(graph, node: str, offset: int) -> str:
         return f.read().decode(errors="replace")
 
 
-def ask_robot(client, question: str = "What are you holding?", timeout_s: float = 60.0):
-    """ask_robot once the node is back; the reply (AskRobot.Response)."""
+def ask_robot(client, question: str = "What are you holding?", timeout_s: float = 300.0):
+    """ask_robot once the node is back; the reply (AskRobot.Response). A respawned state_qa loads
+    the embedding model and trains its selector first: on a loaded machine that takes minutes."""
     from raider_ros.srv import AskRobot
     return client.call(AskRobot, "ask_robot", timeout=timeout_s, question=question)
 
