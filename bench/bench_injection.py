@@ -8,6 +8,9 @@ test/unit/test_injection.py runs them. Prints and writes bench/results/injection
   outside the toolset that reached the tools (target 0)
 - injection_expectation_failures: cases whose own expectations fail
 - injection_cases_<vector>: cases per place the planted text sits
+- injection_cases_safety_chip: cases run with the Safety Chip on (planted text asks for a step its
+  constraints forbid); injection_safety_refusals: steps the chip refused in them (the unsafe
+  steps it stopped; any that got through count in injection_unsafe_actions)
 """
 from __future__ import annotations
 
@@ -27,12 +30,13 @@ from figures import write_figures  # noqa: E402
 def main() -> dict:
     cases = load_cases()
     t0 = time.monotonic()
-    changes = unsafe = failures = 0
+    changes = unsafe = failures = refusals = 0
     for c in cases:
         r = run_case(c)
         changes += r.verdict_changed
         unsafe += len(r.unsafe)
         failures += bool(r.failures)
+        refusals += len(r.outcome.pruned)
         if not r.ok:
             print(r.describe(), flush=True)
     by_vector = Counter(c.vector for c in cases)
@@ -41,6 +45,8 @@ def main() -> dict:
                "injection_verdict_changes": float(changes),
                "injection_unsafe_actions": float(unsafe),
                "injection_expectation_failures": float(failures),
+               "injection_cases_safety_chip": float(sum(bool(c.get("safety")) for c in cases)),
+               "injection_safety_refusals": float(refusals),
                "injection_run_s": round(time.monotonic() - t0, 1)}
     figures.update({f"injection_cases_{v}": float(by_vector.get(v, 0)) for v in VECTORS})
     return figures

@@ -1,10 +1,12 @@
 """Load and soak (issue 11). Prints and writes bench/results/load.json.
 
 Load: for every row of test/support/load.py TARGETS (detect_issue as an action and as a
-service; later check_action, ask_robot), a burst of 50 simultaneous requests to a detector
-whose scripted LLM answers each turn after 50 ms:
+service, whose scripted LLM answers each turn after 50 ms; safety_monitor/check_action with one
+constraint; ask_robot with the rules answerer), a burst of 50 simultaneous requests:
 - concurrent_goals_lost: requests never answered, over every target (target 0)
 - load_<target>_lost / _refused / _out_of_order / _p50_s / _p95_s / _max_s
+- load_<target>_wrong_answers: answers that are not the one their request must get (check_action:
+  the verdict), or refusals without a reason
 
 Soak (bounded in time, --soak-s seconds per node): a stream of requests, the process's resident
 memory measured after a warm-up and at the end:
@@ -29,7 +31,8 @@ sys.path.insert(0, str(ROOT / "test"))
 from raider_ros.ros.graph import NodeGraph  # noqa: E402
 from raider_ros.srv import CallTool, DetectIssue  # noqa: E402
 from support.graph import GraphClient  # noqa: E402
-from support.load import TARGETS, burst, check_report, percentile, scripted_fixture, start_detector, start_graph  # noqa: E402
+from support.load import (TARGETS, burst, check_report, percentile, scripted_fixture, start_detector,  # noqa: E402
+                          start_graph, wait_ready)
 from figures import write_figures  # noqa: E402
 
 # a ROS domain of its own, so that other graphs on the machine never answer in its place
@@ -62,6 +65,7 @@ def load_figures(client) -> dict:
         figures.update({f"load_{key}_requests": float(N), f"load_{key}_lost": float(len(report.lost())),
                         f"load_{key}_refused": float(refused),
                         f"load_{key}_out_of_order": float(sum("out of queue order" in p for p in problems)),
+                        f"load_{key}_wrong_answers": float(sum("wrong answer:" in p for p in problems)),
                         f"load_{key}_p50_s": round(percentile(lat, 50), 3),
                         f"load_{key}_p95_s": round(percentile(lat, 95), 3),
                         f"load_{key}_max_s": round(max(lat, default=float("nan")), 3)})
@@ -103,6 +107,7 @@ def main(soak_s: float) -> dict:
         client = GraphClient(graph, name="bench_load_client")
         try:
             client.wait_refreshed(client.apply(""), timeout=120)
+            wait_ready(client)
             figures = load_figures(client)
 
             def tool_call(i):

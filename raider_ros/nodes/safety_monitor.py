@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -27,8 +28,9 @@ from std_msgs.msg import Header, String
 from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.msg import RobotState, SafetyConstraint, SafetyViolation
 from raider_ros.ros.params import Param, declare
-from raider_ros.ros.qos import LATCHED
+from raider_ros.ros.qos import LATCHED, REQUESTS
 from raider_ros.ros.spin import StartupError, run_node
+from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.safety.automata import Compiler
 from raider_ros.safety.constraints import ConstraintFileError, load_constraints
 from raider_ros.safety.monitor import SafetyMonitor
@@ -36,11 +38,14 @@ from raider_ros.safety.predicates import SymbolicState
 from raider_ros.safety.service import SafetyService, Verdict
 from raider_ros.safety.translate import ChainTranslator, LLMTranslator, RulesTranslator
 from raider_ros.sim.scene import SceneError, load_scene
+from raider_ros.state_qa.summarizers import summarize_safety
 from raider_ros.common.paths import resolve_scene
 from raider_ros.srv import (
     AddConstraint, CheckAction, CheckPlan, FollowStep, GetGroundTruth, ListConstraints, RemoveConstraint,
     ResetMonitor,
 )
+
+SUMMARY_HISTORY = 20        # violations and refused actions kept for the state summary
 
 PARAMS = (
     Param("constraints_file", "", "Constraints loaded at start: a file under data/safety/constraints (name) or a path; '' = none"),
@@ -87,6 +92,11 @@ class SafetyMonitorNode(Node):
         self.truth_version = -1
         self._fetch_lock = threading.Lock()
         self.pub_violations = self.create_publisher(SafetyViolation, "safety_monitor/violations", 20)
+        # state summaries for state_qa: constraints, executed violations, refused actions (bounded)
+        self.violations: deque[str] = deque(maxlen=SUMMARY_HISTORY)
+        self.blocked: deque[str] = deque(maxlen=SUMMARY_HISTORY)
+        self.summaries = StateSummaryPublisher(self)
+        self._summarize()
         if self.p["state_source"] == "truth":
             self.create_subscription(RobotState, "robot_state", self._on_robot_state, LATCHED, callback_group=group)
             self.create_timer(0.5, self._poll_truth, callback_group=MutuallyExclusiveCallbackGroup())
@@ -95,12 +105,20 @@ class SafetyMonitorNode(Node):
         self.create_service(AddConstraint, "safety_monitor/add_constraint", self._on_add, callback_group=group)
         self.create_service(RemoveConstraint, "safety_monitor/remove_constraint", self._on_remove, callback_group=group)
         self.create_service(ListConstraints, "safety_monitor/list_constraints", self._on_list, callback_group=group)
-        self.create_service(CheckAction, "safety_monitor/check_action", self._on_check_action, callback_group=group)
-        self.create_service(CheckPlan, "safety_monitor/check_plan", self._on_check_plan, callback_group=group)
+        self.create_service(CheckAction, "safety_monitor/check_action", self._on_check_action, qos_profile=REQUESTS,
+                            callback_group=group)
+        self.create_service(CheckPlan, "safety_monitor/check_plan", self._on_check_plan, qos_profile=REQUESTS,
+                            callback_group=group)
         self.create_service(FollowStep, "safety_monitor/follow", self._on_follow, callback_group=group)
         self.create_service(ResetMonitor, "safety_monitor/reset", self._on_reset, callback_group=group)
         self.get_logger().info(f"safety monitor ready: translator {self.translator_name}, state from "
                                f"{self.p['state_source']}, constraints file {self.p['constraints_file'] or 'none'}")
+
+    def _summarize(self) -> None:
+        """Publish the state summary (the publisher drops it when nothing changed)."""
+        self.summaries.publish(lambda: summarize_safety(
+            [(c.text or c.english or c.ltl, c.status) for c in self.service.constraints()],
+            list(self.violations), list(self.blocked)))
 
     def _translator(self):
         kind = self.p["translator"]
@@ -156,6 +174,8 @@ class SafetyMonitorNode(Node):
         first = not self.service.has_state
         self.service.observe(state)
         if first:
+            self._summarize()
+        if first:
             n = len(self.service.constraints())
             if self.service.queue_error:
                 self.get_logger().error(f"constraints file {self.p['constraints_file']} not loaded: "
@@ -185,6 +205,7 @@ class SafetyMonitorNode(Node):
         if a.constraint is not None:
             res.constraint = self._constraint_msg(a.constraint)
         self.get_logger().info(f"add {req.text or req.ltl!r}: {a.message}")
+        self._summarize()
         return res
 
     def _on_remove(self, req, res):
@@ -193,11 +214,13 @@ class SafetyMonitorNode(Node):
             self.service.clear()
             res.success, res.message = True, f"removed {len(gone)} constraint(s)"
             res.removed = [self._constraint_msg(c) for c in gone]
+            self._summarize()
             return res
         a = self.service.remove(req.id)
         res.success, res.message = a.success, a.message
         if a.constraint is not None:
             res.removed = [self._constraint_msg(a.constraint)]
+        self._summarize()
         return res
 
     def _on_list(self, _req, res):
@@ -224,7 +247,12 @@ class SafetyMonitorNode(Node):
 
     def _publish(self, v: Verdict, executed: bool) -> None:
         if v.verdict != "unsafe":
+            if executed:
+                self._summarize()               # constraint statuses move with the trace
             return
+        why = "; ".join(v.violated_text)
+        (self.violations if executed else self.blocked).append(f"{v.action} (breaks: {why})" if why else v.action)
+        self._summarize()
         self.pub_violations.publish(SafetyViolation(
             header=Header(stamp=self.get_clock().now().to_msg()), action=v.action, executed=executed,
             violated=[int(i) for i in v.violated], violated_text=list(v.violated_text), explanation=v.explanation,
@@ -278,6 +306,7 @@ class SafetyMonitorNode(Node):
         res.success = v.verdict not in ("error", "unsafe")        # unsafe: the present state already violates a rule
         res.message = v.reason or v.explanation or f"new trace; {len(self.service.constraints())} constraint(s)"
         res.session = self.service.session
+        self._summarize()
         return res
 
 

@@ -20,7 +20,7 @@ from std_msgs.msg import Header
 from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.msg import StateAnswer, StateSummary as StateSummaryMsg
 from raider_ros.ros.params import Param, declare
-from raider_ros.ros.qos import EVENTS
+from raider_ros.ros.qos import EVENTS, REQUESTS
 from raider_ros.ros.spin import StartupError, run_node
 from raider_ros.ros.state_summary import SUMMARY_QOS, TOPIC, msg_to_summary, summary_to_msg
 from raider_ros.srv import AskRobot
@@ -65,7 +65,8 @@ class StateQANode(Node):
         self.pub_answers = self.create_publisher(StateAnswer, "state_qa/answers", EVENTS)
         self.create_subscription(StateSummaryMsg, self.p["summaries_topic"], self._on_summary, SUMMARY_QOS,
                                  callback_group=MutuallyExclusiveCallbackGroup())
-        self.create_service(AskRobot, "ask_robot", self._on_ask, callback_group=ReentrantCallbackGroup())
+        self.create_service(AskRobot, "ask_robot", self._on_ask, qos_profile=REQUESTS,
+                            callback_group=ReentrantCallbackGroup())
         self._worker = threading.Thread(target=self._prepare, name="state-qa-index", daemon=True)
         self._worker.start()
         self.get_logger().info(f"state QA ready: backend {self.qa.backend}, summaries on {self.p['summaries_topic']}")

@@ -6,8 +6,12 @@
 so no frame may be dropped between two world changes).
 ``EVENTS``: explanations, dialogue, transcripts: every message, a queue of 50.
 """
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 SENSOR = QoSProfile(depth=2, reliability=ReliabilityPolicy.RELIABLE)
 EVENTS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+
+# request services that may get a burst (ask_robot, safety_monitor/check_action): the default
+# depth of 10 drops requests beyond it, unanswered (test/integration/test_load.py)
+REQUESTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE)

@@ -522,3 +522,17 @@ def summarize_generic(module: str, data: Mapping[str, Any], *, text: str | None 
     if text is None:
         text = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in facts[:6]) or f"{module}: no state"
     return make_summary(module, text, facts, _now(stamp))
+
+
+def summarize_safety(constraints: Sequence[tuple[str, str]], violations: Sequence[str] = (),
+                     blocked: Sequence[str] = (), *, stamp: float | None = None) -> StateSummary:
+    """The safety monitor's state: its constraints as ``(sentence, status)`` pairs (status
+    safe | pending | unsafe, '' before any world state), the executed steps that broke one
+    (``violations``) and the actions it refused before they ran (``blocked``), newest last.
+    Facts ``constraints``, ``violations`` and ``blocked_actions`` (data/state_qa/facts.yaml)."""
+    rules = [f"{text} ({status})" if status else text for text, status in constraints]
+    text = (f"{len(rules)} safety constraint(s)" + (f": {'; '.join(rules[:4])}" if rules else "")
+            + f". Violations: {len(violations)}. Actions blocked: {len(blocked)}"
+            + (f", last {blocked[-1]}" if blocked else "") + ".")
+    return summarize_generic("safety_monitor", {"constraints": rules, "violations": list(violations),
+                                                "blocked_actions": list(blocked)}, text=text, stamp=stamp)

@@ -12,10 +12,11 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from raider_ros.common.paths import scenes_dir
-from raider_ros.msg import RobotState, SafetyViolation
+from raider_ros.msg import RobotState, SafetyViolation, StateSummary as StateSummaryMsg
 from raider_ros.nodes.safety_monitor import SafetyMonitorNode
 from raider_ros.ros.qos import LATCHED
 from raider_ros.ros.spin import StartupError
+from raider_ros.ros.state_summary import SUMMARY_QOS, TOPIC
 from raider_ros.sim.scene import load_scene
 from raider_ros.sim.world import SimWorld
 from raider_ros.srv import (
@@ -56,6 +57,8 @@ class Client(Node):
         super().__init__("safety_client", context=context)
         self.violations: list[SafetyViolation] = []
         self.create_subscription(SafetyViolation, "safety_monitor/violations", self.violations.append, 20)
+        self.summaries: list[StateSummaryMsg] = []
+        self.create_subscription(StateSummaryMsg, TOPIC, self.summaries.append, SUMMARY_QOS)
         mk = self.create_client
         self.add = mk(AddConstraint, "safety_monitor/add_constraint")
         self.remove = mk(RemoveConstraint, "safety_monitor/remove_constraint")
@@ -188,3 +191,19 @@ def test_the_issue_detector_reports_a_forbidden_action_as_unfeasibility_citing_t
             for q in ("approach(sofa)", "go to the toilet"):
                 r = call(ask, DetectIssue.Request(query=q, context=""), timeout=30)
                 assert "safety_monitor" not in r.backend, (q, r.backend, r.explanation)
+
+
+def test_its_state_summary_follows_constraints_and_refused_actions(graph):
+    """state/summaries (for state_qa): the constraints with their status, and an action it refused."""
+    _, _, c = graph
+
+    def latest():
+        mine = [m for m in c.summaries if m.module == "safety_monitor"]
+        return {f.key: f.value for f in mine[-1].facts} if mine else {}
+
+    wait_until(lambda: "enter the living room before the bathroom" in latest().get("constraints", ""),
+               timeout=30, what="the summary with the constraints file's rule")
+    assert latest()["blocked_actions"] == "none" and latest()["violations"] == "none"
+    assert call(c.check, CheckAction.Request(action="move_to(Toilet_1)")).verdict == "unsafe"
+    wait_until(lambda: latest().get("blocked_actions", "").startswith("move_to(Toilet_1) (breaks: You have to enter"),
+               timeout=30, what="the summary with the refused action")

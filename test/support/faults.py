@@ -11,6 +11,15 @@ assistive, ready plan "(approach start medicine_counter)"): the check finds Chai
 the path, the recovery planner writes a plan that asks the person to move it, the person does
 (a world change), the check is repeated and the robot drives to the counter. It uses every
 node of the graph.
+
+The later nodes run in the same graph: safety_monitor (one constraint the task never touches;
+its row turns the executor's ``safety`` on, ``executor``), memory (the recovery planner asks it
+for examples and lessons) and state_qa (nobody in the task needs it). ``expect`` says what a row
+must show: ``reason`` (the default: a clear reason, or success only when the simulator agrees),
+``refused`` (no success and nothing more dispatched: the robot never reaches the counter),
+``success`` (the task is unaffected; ``log`` names a line the node ``log[0]`` writes when it
+carries on without the killed node). ``after`` is a check once the node is back
+(``ask_robot``: the question is answered).
 """
 from __future__ import annotations
 
@@ -37,7 +46,15 @@ class Fault:
     at: str                        # executor stage whose first feedback triggers the kill
     reason: tuple[str, ...]        # one of these words must be in the abort reason
     ready: tuple[str, ...] = ()    # services it serves, awaited after its restart
+    expect: str = "reason"         # reason | refused | success (see the module docstring)
+    executor: tuple[tuple[str, object], ...] = ()     # plan_executor parameters for this row
+    log: tuple[str, str] | None = None                # (node, text) its log must gain during the run
+    after: str = ""                # a check once the node is back: ask_robot
 
+
+SAFETY_REASON = ("safety monitor", "safety_monitor")
+SAFETY_CONSTRAINTS = {"format": "raider-constraints/1", "constraints": [
+    {"ltl": "G !pick(bottle)", "text": "Never pick up the bottle."}]}      # the task never does
 
 FAULTS: list[Fault] = [
     Fault("object_detector", "checking", PERCEPTION_REASON),
@@ -48,6 +65,12 @@ FAULTS: list[Fault] = [
     Fault("recovery_planner", "checking", ("plan_recovery",), ("plan_recovery",)),
     Fault("human_interface", "checking", ("human/ask",), ("human/ask",)),
     Fault("sim_world", "executing", ("execute_skill",) + PERCEPTION_REASON, ("sim/apply_setup",)),
+    # the later capabilities (issues 12, 14, 15)
+    Fault("memory", "checking", (), ("memory/retrieve",), expect="success",
+          log=("recovery_planner", "planned without the memory")),
+    Fault("state_qa", "checking", (), ("ask_robot",), expect="success", after="ask_robot"),
+    Fault("safety_monitor", "checking", SAFETY_REASON, ("safety_monitor/check_action",), expect="refused",
+          executor=(("safety", True),)),
 ]
 
 
@@ -149,7 +172,7 @@ def task_done(client) -> bool:
 
 
 def start_graph(graph, tmp: Path) -> None:
-    """Every node of the task, each its own process (NodeGraph)."""
+    """Every node of the task, each its own process (NodeGraph), and the later nodes."""
     graph.start("sim_world", {"scene": SCENE, "skill_duration_s": 0.3})
     for name in PERCEPTION:
         graph.start(name, {"preload_user_info": False} if name == "scene_graph" else None)
@@ -157,6 +180,45 @@ def start_graph(graph, tmp: Path) -> None:
     graph.start("recovery_planner", {"backend": "rules"})
     graph.start("human_interface", {"backend": "scripted", "scenario": str(scenario_file(tmp))})
     graph.start("plan_executor", EXECUTOR_PARAMS)
+    constraints = Path(tmp) / "faults_constraints.yaml"
+    constraints.write_text(yaml.safe_dump(SAFETY_CONSTRAINTS))
+    graph.start("safety_monitor", {"constraints_file": str(constraints)})
+    graph.start("memory", {"database": str(Path(tmp) / "faults_memory.sqlite")})
+    graph.start("state_qa", {"backend": "rules"})
+    graph.executor_params = dict(EXECUTOR_PARAMS)
+
+
+def use_executor(graph, client, fault: Fault, timeout_s: float = 120.0) -> None:
+    """Start plan_executor again when the row needs other parameters than it runs with."""
+    want = {**EXECUTOR_PARAMS, **dict(fault.executor)}
+    if getattr(graph, "executor_params", None) == want:
+        return
+    graph.stop("plan_executor")
+    graph.start("plan_executor", want)
+    graph.executor_params = want
+    ac = client.action_client(ExecuteTask, "execute_task")
+    if not ac.wait_for_server(timeout_sec=timeout_s):
+        raise TimeoutError(f"plan_executor with {fault.executor} did not come up within {timeout_s:.0f} s")
+
+
+def log_size(graph, node: str) -> int:
+    try:
+        return graph.nodes[node].log_path.stat().st_size
+    except (KeyError, OSError):
+        return 0
+
+
+def log_since(graph, node: str, offset: int) -> str:
+    with open(graph.nodes[node].log_path, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace")
+
+
+def ask_robot(client, question: str = "What are you holding?", timeout_s: float = 300.0):
+    """ask_robot once the node is back; the reply (AskRobot.Response). A respawned state_qa loads
+    the embedding model and trains its selector first: on a loaded machine that takes minutes."""
+    from raider_ros.srv import AskRobot
+    return client.call(AskRobot, "ask_robot", timeout=timeout_s, question=question)
 
 
 def fresh_world(client, timeout: float = 90.0) -> None:

@@ -11,7 +11,11 @@ service (check_action, ask_robot) joins by adding a row::
 
 ``status(result)`` is "ok" for a served request, anything else with a non-empty ``reason``
 for one refused or failed; ``number(result)`` is the server's arrival number (0 = refused
-before queueing), which must grow with completion order for the served ones.
+before queueing), which must grow with completion order for the served ones. A service without
+a queue of its own (``queued`` false: check_action and ask_robot answer each request on the
+executor's threads, with no arrival number) returns 0; ``expect(i, result)`` names what is
+wrong with answer ``i`` (a verdict that is not the one its request must get), '' when nothing;
+``ready(client)`` is true once the node can answer (the safety monitor has a world state).
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from raider_ros.action import DetectIssue
 from raider_ros.common.paths import scenes_dir
+from raider_ros.srv import AskRobot, CheckAction, ListConstraints
 from raider_ros.srv import DetectIssue as DetectIssueSrv
 from support.graph import PERCEPTION
 
@@ -58,11 +63,50 @@ class LoadTarget:
     number: Callable[[Any], int]
     node: str                                   # executable serving it
     params: Callable[[Path], dict]              # node parameters (given a fixture directory)
+    queued: bool = True                         # the node queues requests (queue_size, busy, arrival numbers)
+    expect: Callable[[int, Any], str] | None = None     # what is wrong with answer i ('' = nothing)
+    ready: Callable[[Any], bool] | None = None          # the node can answer (given a GraphClient)
 
 
 def _detector_params(fixture_dir: Path) -> dict:
     return {"backend": "scripted", "fixture": str(scripted_fixture(fixture_dir)), "queue_size": 64,
             "request_deadline_s": 120.0}
+
+
+# the Safety Chip (issue 12): one constraint; even requests break it, odd ones do not
+SAFETY_CONSTRAINTS = {"format": "raider-constraints/1", "constraints": [
+    {"ltl": "G !pick(knife)", "text": "Never pick up the knife."}]}
+CHECK_ACTIONS = ("pick(Knife_1)", "pick(Apple_1)")
+CHECK_VERDICTS = ("unsafe", "safe")
+
+
+def _safety_params(fixture_dir: Path) -> dict:
+    path = Path(fixture_dir) / "load_constraints.yaml"
+    path.write_text(yaml.safe_dump(SAFETY_CONSTRAINTS))
+    return {"constraints_file": str(path)}
+
+
+def _check_action_expect(i: int, r: Any) -> str:
+    want = CHECK_VERDICTS[i % 2]
+    return "" if r.verdict == want else f"check_action {r.action or CHECK_ACTIONS[i % 2]}: {r.verdict}, expected {want}"
+
+
+def _safety_ready(client) -> bool:
+    r = client.call(ListConstraints, "safety_monitor/list_constraints", timeout=30)
+    return bool(r.has_state and len(r.constraints) == 1)
+
+
+# state Q&A (issue 14): a question about the robot's state, answered from the summaries
+ASK_STATUSES_ANSWERED = ("ok", "partial", "unknown")
+
+
+def _ask_status(r: Any) -> str:
+    return "ok" if r.status in ASK_STATUSES_ANSWERED and r.answer.strip() else (r.status or "no status")
+
+
+def _ask_ready(client) -> bool:
+    r = client.call(AskRobot, "ask_robot", timeout=60, question="What are you holding?")
+    return r.status in ("ok", "partial")       # the robot's summary has arrived
 
 
 TARGETS: list[LoadTarget] = [
@@ -74,7 +118,34 @@ TARGETS: list[LoadTarget] = [
                lambda i: DetectIssueSrv.Request(query=f"pick(Apple) #{i}"),
                lambda r: r.status, lambda r: r.error, lambda r: r.request_number,
                "issue_detector", _detector_params),
+    LoadTarget("check_action-service", "service", CheckAction, "safety_monitor/check_action",
+               lambda i: CheckAction.Request(action=CHECK_ACTIONS[i % 2]),
+               lambda r: "ok" if r.verdict in ("safe", "pending", "unsafe") else r.verdict,
+               lambda r: r.error or r.explanation, lambda r: 0,
+               "safety_monitor", _safety_params, queued=False, expect=_check_action_expect, ready=_safety_ready),
+    LoadTarget("ask_robot-service", "service", AskRobot, "ask_robot",
+               lambda i: AskRobot.Request(question=("What are you holding?", "Where are you?",
+                                                    "What do you see?")[i % 3]),
+               _ask_status, lambda r: r.note or r.answer, lambda r: 0,
+               "state_qa", lambda _d: {"backend": "rules"}, queued=False, ready=_ask_ready),
 ]
+
+
+def wait_ready(client, timeout_s: float = 180.0) -> None:
+    """Every row's node can answer (``ready``), or TimeoutError naming the row."""
+    for t in TARGETS:
+        if t.ready is None:
+            continue
+        end = time.monotonic() + timeout_s
+        while True:
+            try:
+                if t.ready(client):
+                    break
+            except Exception:                   # noqa: BLE001 - not up yet (no service, timeout)
+                pass
+            if time.monotonic() > end:
+                raise TimeoutError(f"{t.name}: {t.node} not ready within {timeout_s:.0f} s")
+            time.sleep(1.0)
 
 
 def start_graph(graph, fixture_dir: Path) -> None:
@@ -184,6 +255,8 @@ def check_report(report: BurstReport, t: LoadTarget) -> list[str]:
             continue
         if t.status(o.result) != "ok" and not t.reason(o.result).strip():
             problems.append(f"request {o.index}: status {t.status(o.result)!r} without a reason")
+        elif t.status(o.result) == "ok" and t.expect is not None and t.expect(o.index, o.result):
+            problems.append(f"request {o.index}: wrong answer: {t.expect(o.index, o.result)}")
     served = sorted((o for o in report.outcomes if o.result not in (None, "rejected") and t.status(o.result) == "ok"),
                     key=lambda o: o.done)
     numbers = [t.number(o.result) for o in served]

@@ -232,3 +232,16 @@ def test_world_model_at_house_scale_lists_few_and_counts_the_rest():
                                            "20 pan, 20 plant, 20 table"
     assert "9800 more known but out of view" in sm.text and "20000 spatial relation(s)" in sm.text
     assert len(sm.facts_named("object")) == MAX_LISTED and len(sm.render()) < 12_000
+
+
+def test_the_safety_monitor_summary_holds_its_constraints_violations_and_refusals():
+    from raider_ros.state_qa.summarizers import summarize_safety
+    s = summarize_safety([("Never enter the bathroom.", "safe"), ("Never slice the bread.", "")],
+                         violations=[], blocked=["move_to(Toilet_1) (breaks: Never enter the bathroom.)"], stamp=5.0)
+    facts = dict(s.facts)
+    assert s.module == "safety_monitor" and s.stamp == 5.0
+    assert facts["constraints"] == "Never enter the bathroom. (safe) | Never slice the bread."
+    assert facts["violations"] == "none"
+    assert facts["blocked_actions"] == "move_to(Toilet_1) (breaks: Never enter the bathroom.)"
+    assert "2 safety constraint(s)" in s.text and "last move_to(Toilet_1)" in s.text
+    assert dict(summarize_safety([]).facts) == {"constraints": "none", "violations": "none", "blocked_actions": "none"}
