@@ -94,7 +94,7 @@ class StateQANode(Node):
                 continue
             self._dirty.clear()
             try:
-                self.qa.index(self.history)
+                self.qa.index(self.history, background=True)
             except Exception as exc:  # noqa: BLE001 - indexing is an optimisation; answers still work
                 self.get_logger().warning(f"indexing summaries failed: {type(exc).__name__}: {exc}",
                                           throttle_duration_sec=30.0)

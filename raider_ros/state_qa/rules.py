@@ -300,11 +300,14 @@ class RulesAnswerer:
         self.templates = load_fact_templates()
         self.texts = load_answer_texts()
         self.lang = load_language()
+        self._indexed: dict = {}            # (module, facts) of summaries indexed, oldest first
 
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], background: bool = False) -> np.ndarray:
+        from . import embedding
         if self._encoder is None:
-            from . import embedding
             self._encoder = embedding.encode
+        if background and self._encoder is embedding.encode:
+            return np.asarray(embedding.encode(list(texts), background=True), dtype=np.float32)
         return np.asarray(self._encoder(list(texts)), dtype=np.float32)
 
     def sentence(self, key: str, value: str) -> str:
@@ -320,15 +323,23 @@ class RulesAnswerer:
         text = t.about if t is not None else key.replace("_", " ").replace(".", " ")
         return f"{text} {subject}".strip()
 
-    def index(self, summaries: Iterable[StateSummary]) -> int:
+    def index(self, summaries: Iterable[StateSummary], *, background: bool = False) -> int:
         """Embed the summaries' facts ahead of the questions (the embeddings are cached), as a
-        node does when a summary arrives; returns the number of texts embedded."""
+        node does when a summary arrives; returns the number of texts handed to the encoder.
+        A summary whose facts were indexed before (same content) is skipped; ``background``:
+        nobody waits for it (questions get the model first)."""
         texts = []
         for s in summaries:
+            key = (s.module, s.facts)
+            if key in self._indexed:
+                continue
             for k, v in s.facts:
                 texts += [self.about(k), self.sentence(k, v)[:EMBED_CHARS]]
+            self._indexed[key] = None
+        while len(self._indexed) > 256:
+            self._indexed.pop(next(iter(self._indexed)))
         if texts:
-            self._encode(texts)
+            self._encode(texts, background=background)
         return len(texts)
 
     def answer(self, question: str, contexts: Sequence[StateSummary],

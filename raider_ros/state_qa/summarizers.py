@@ -37,6 +37,7 @@ from .trackers import DialogueLog, ExecutionTracker, SkillLog, SkillRecord
 MAX_LISTED = 15          # objects named one by one; beyond that, counts by type
 MAX_RELATIONS = 6        # relations listed per object
 MAX_HISTORY = 6          # skills / dialogue lines / events listed
+MAX_COUNTED = 12         # rooms / types counted one by one in a house-scale summary; beyond, "and N more"
 
 STATE_WORDS = {          # state key -> (word when true, word when false)
     "open": ("open", "closed"), "switched_on": ("switched on", "switched off"),
@@ -61,6 +62,19 @@ def _join(items: Sequence[str], more: int = 0) -> str:
     if more > 0:
         items.append(f"and {more} more")
     return ", ".join(items) if items else "none"
+
+
+def _counts(keys: Iterable[str], what: str = "kinds", limit: int = MAX_COUNTED) -> str:
+    """``"412 mug, 97 plate, and 30 more kinds (120 objects)"``: the most frequent first."""
+    counts: dict[str, int] = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    items = sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+    shown = [f"{c} {k}" for k, c in items[:limit]]
+    rest = items[limit:]
+    if rest:
+        shown.append(f"and {len(rest)} more {what} ({sum(c for _, c in rest)} objects)")
+    return ", ".join(shown) if shown else "none"
 
 
 def _metres(d: Any) -> str | None:
@@ -139,6 +153,10 @@ def summarize_world_model(snapshot: Any, *, stamp: float | None = None, max_list
     if unseen:
         facts.append(("unseen_objects", _join([f"{n} ({type_words(a.get('type'))}, {_ago(snapshot, a)})"
                                                for n, a in listed_unseen], len(unseen) - len(listed_unseen))))
+    if len(unseen) > len(listed_unseen):
+        # at house scale (thousands remembered): counts by room and by type, never one line each
+        facts.append(("unseen_by_room", _counts((a.get("room") or "room unknown" for _, a in unseen), "rooms")))
+        facts.append(("unseen_type_counts", _counts(type_words(a.get("type")) for _, a in unseen)))
     if held:
         facts.append(("held_object", _join([f"{n} ({type_words(a.get('type'))})" for n, a in held])))
     for n, a in [*listed_visible, *listed_unseen, *held]:

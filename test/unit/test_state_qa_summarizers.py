@@ -245,3 +245,29 @@ def test_the_safety_monitor_summary_holds_its_constraints_violations_and_refusal
     assert facts["blocked_actions"] == "move_to(Toilet_1) (breaks: Never enter the bathroom.)"
     assert "2 safety constraint(s)" in s.text and "last move_to(Toilet_1)" in s.text
     assert dict(summarize_safety([]).facts) == {"constraints": "none", "violations": "none", "blocked_actions": "none"}
+
+
+def test_world_model_at_house_scale_gives_counts_not_ten_thousand_lines():
+    from raider_ros.sim.house import generate_house, memory_entries
+    house = generate_house(10_000, seed=3)
+    g = SceneGraph(clock=lambda: 5000.0)
+    g.update(kitchen_result(), TruthProvider(TRUTH))
+    entries = memory_entries(house)
+    unseen = g.remember(entries)            # ids the kitchen already has are left to what is seen
+    assert unseen > 9900
+    sm = summarize_world_model(g.snapshot())
+    f = sm.facts_dict
+    assert sm.text.startswith("I perceive 7 object(s) in view") and f"{unseen} more known but out of view" in sm.text
+    assert f["unseen_objects"].endswith(f"and {unseen - (MAX_LISTED - 7)} more")
+    # counts by room and by kind, most frequent first, bounded
+    rooms = {a.get("room") for _, a in g.snapshot().graph.nodes(data=True) if a.get("memory")}
+    by_room = f["unseen_by_room"]
+    counted = [int(part.split()[0]) for part in by_room.split(", ") if not part.startswith("and ")]
+    assert counted == sorted(counted, reverse=True)
+    if len(rooms) > 12:
+        assert f"and {len(rooms) - 12} more rooms" in by_room
+    total = sum(counted) + (int(by_room.rsplit("(", 1)[1].split()[0]) if "more rooms" in by_room else 0)
+    assert total == unseen
+    assert "more kinds" in f["unseen_type_counts"]
+    assert len(sm.facts_named("object")) == MAX_LISTED        # named one by one: 15, not 10,000
+    assert len(sm.facts) < 40 and len(sm.render()) < 6000
