@@ -301,7 +301,12 @@ class SafetyMonitorNode(Node):
         return self._fill(res, v)
 
     def _on_reset(self, _req, res):
-        self._fresh()
+        # a task starts: read the world as it is now, not as the last robot_state announced it (a
+        # reset of the simulator may not have reached this node yet)
+        if self.p["state_source"] == "truth":
+            self._fetch_truth(timeout=self.p["observe_timeout_s"])
+        else:
+            self._fresh()
         v = self.service.reset()
         res.success = v.verdict not in ("error", "unsafe")        # unsafe: the present state already violates a rule
         res.message = v.reason or v.explanation or f"new trace; {len(self.service.constraints())} constraint(s)"

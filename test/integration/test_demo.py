@@ -8,13 +8,16 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.timeout(900)     # four tasks, each starting its own graph: minutes on a loaded 2-core machine
 def test_demo_runs_all_tasks_offline():
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RAIDER_LLM_BASE_URL")}
     proc = subprocess.run(["make", "--no-print-directory", "demo"], cwd=ROOT, env=env,   # as the README says
-                          capture_output=True, text=True, timeout=400)
+                          capture_output=True, text=True, timeout=840)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
     assert "Demo succeeded." in out
