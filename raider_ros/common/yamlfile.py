@@ -79,6 +79,8 @@ def safe_load_bounded(text: str, loader: type = FAST_SAFE_LOADER, max_nodes: int
             raise YAMLSizeError("nested too deeply") from None
         if node is None:
             return None
+        if node_height(node, MAX_YAML_DEPTH) > MAX_YAML_DEPTH:      # block style: "- - - - ..."
+            raise YAMLSizeError(f"values are nested more than {MAX_YAML_DEPTH} levels deep")
         size = expanded_size(node, max_nodes)
         if size > max_nodes:
             raise YAMLSizeError(f"the document expands to more than {max_nodes:,} values (YAML aliases "
@@ -89,6 +91,33 @@ def safe_load_bounded(text: str, loader: type = FAST_SAFE_LOADER, max_nodes: int
             raise YAMLSizeError("nested too deeply") from None
     finally:
         ld.dispose()
+
+
+def node_height(root: Any, limit: int) -> int:
+    """Levels of collections inside each other in a composed YAML graph (iterative; stops past
+    ``limit``; each distinct node visited once, a node that contains itself counts as too deep)."""
+    height: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else \
+            (list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        if not done:
+            if key in height:
+                continue
+            height[key] = -1                   # in progress
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in height)
+            continue
+        h = 0
+        for c in children:
+            hc = height.get(id(c), 0)
+            if hc == -1:
+                return limit + 1                # contains itself
+            h = max(h, hc)
+        height[key] = min(h + 1, limit + 1) if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) else 0
+    return height[id(root)]
 
 
 def expanded_size(root: Any, limit: int) -> int:

@@ -13,6 +13,8 @@ numbers, got [0.1, -1, 0.1]``.
 """
 from __future__ import annotations
 
+import reprlib
+
 import copy
 import dataclasses
 import math
@@ -256,8 +258,12 @@ class _Ctx:
         return value
 
 
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 4, 60, 60
+
+
 def _show(value: Any) -> str:
-    text = repr(value)
+    text = _SHORT_REPR.repr(value)     # bounded: never recurses through a deeply nested value
     return text if len(text) <= 80 else text[:77] + "..."
 
 
