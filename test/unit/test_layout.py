@@ -100,3 +100,12 @@ def test_one_file_per_node_named_after_it_with_one_class_and_main():
         classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and re.search(r"Node$", n.name)]
         mains = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
         assert len(classes) == 1 and len(mains) == 1, (f.name, classes)
+
+
+def test_test_files_have_unique_names_across_tiers():
+    """pytest imports test modules by basename (no __init__.py in the tiers): two files of one
+    name in test/unit and test/node stop `make test` at collection."""
+    from collections import Counter
+    root = Path(__file__).resolve().parents[1]
+    names = Counter(p.name for p in root.rglob("test_*.py"))
+    assert [n for n, k in names.items() if k > 1] == []
