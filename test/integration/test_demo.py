@@ -31,7 +31,7 @@ def test_demo_runs_all_tasks_offline():
              "unsafe, not done: going to the sink would break the rule",
              "going to the living room would break the rule",
              "safe re-plan 2/3: move_to(bedroom); move_to(living_room); move_to(Sink_1)",
-             "going to the sink", "success: all 1 steps done", "0 unsafe step(s) dispatched"]
+             "step 1 going to the sink", "success: all 1 steps done", "0 unsafe step(s) dispatched"]
     pos = [out.find(s) for s in story]
     assert all(p >= 0 for p in pos), [s for s, p in zip(story, pos) if p < 0]
     assert pos == sorted(pos), "the demo's events are out of order"
@@ -45,8 +45,10 @@ def test_demo_runs_all_tasks_offline():
     assert out.find("Who did you give it to?") < out.find("success: all 5 steps done")
 
     # task 3, learning from interaction: seed plan, the lesson, then the glass too without being told; the book alone
-    learning = ["plan from seed task/deliver-medicine", "glass of water with my medicine", "learned lesson",
-                "plan from lesson", "Please bring me the book.", "plan from seed task/deliver-medicine"]
+    learning = ["plan comes from the memory's seed task/deliver-medicine", "glass of water with my medicine",
+                "learned lesson", "plan from seed task/deliver-medicine",       # the first delivery's result
+                "plan comes from the memory's lesson", "plan from lesson", "Please bring me the book.",
+                "plan comes from the memory's seed task/deliver-medicine", "plan from seed task/deliver-medicine"]
     at, pos = 0, []
     for s in learning:
         at = out.find(s, at)
