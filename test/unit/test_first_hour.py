@@ -23,7 +23,7 @@ DEV = data_dir() / "benchmark" / "dev"
 
 
 def test_make_evaluate_passes_args_through():
-    res = subprocess.run(["make", "-n", "evaluate", "CASES=somewhere", 'ARGS=--limit 1 --set method=precond'],
+    res = subprocess.run(["make", "--no-print-directory", "-n", "evaluate", "CASES=somewhere", 'ARGS=--limit 1 --set method=precond'],
                          cwd=ROOT, capture_output=True, text=True, check=True)
     line = res.stdout.strip().splitlines()[-1]
     assert "--cases \"somewhere\"" in line and line.endswith("--limit 1 --set method=precond")
