@@ -14,7 +14,7 @@ PY="${PYTHON:-python3.11}"
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 # ---- 1. Debian packages -----------------------------------------------------------
-APT_PKGS=(python3.11 python3.11-venv python3.11-dev libusb-1.0-0 cmake g++ make git mona)
+APT_PKGS=(python3.11 python3.11-venv python3.11-dev libusb-1.0-0 cmake g++ make git mona iproute2)   # iproute2: the two-host test's network namespaces
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
