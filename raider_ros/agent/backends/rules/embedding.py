@@ -76,15 +76,9 @@ def similarities(query: str, candidates: Sequence[str], *, deadline: float | Non
     available or there is no time to load it before ``deadline`` (time.monotonic())."""
     if not candidates:
         return np.zeros(0)
-    if _model is None:
-        if _failed is not None:
-            return None
-        start_loading()
-        left = None if deadline is None else deadline - time.monotonic() - ANSWER_MARGIN_S
-        if (left is not None and left <= 0) or not _loaded.wait(left) or _model is None:
-            return None
-    with _lock:
-        emb = _model.encode([query, *candidates], normalize_embeddings=True, show_progress_bar=False)
+    emb = encode([query, *candidates], deadline=deadline)
+    if emb is None:
+        return None
     return np.asarray(emb[1:] @ emb[0], dtype=float)
 
 
