@@ -26,6 +26,7 @@ recovery plans come from that LLM instead. Prints a narrated trace; exit status 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -78,11 +79,29 @@ class Narrator:
             print(f"[{time.monotonic() - self.t0:6.1f}s] {who:<9} {text}", flush=True)
 
 
-def _run(key: str, timeout: float, log_dir: str | None) -> bool:
+@contextlib.contextmanager
+def demo_node():
+    """The demo's own node in a private context, spun by two threads; shut down on leaving."""
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    node = Node("demo", context=ctx)
+    executor = MultiThreadedExecutor(num_threads=2, context=ctx)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        yield node
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        node.destroy_node()
+        ctx.try_shutdown()
+
+
+def _run(key: str, timeout: float, log_dir: str | None) -> bool:
 
     task = TASKS[key]
     llm = llm_params()
@@ -103,14 +122,7 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
             graph.start("safety_monitor")
         graph.start("plan_executor", {"safety": bool(rules)})
         questions = demo_questions(key)          # about the robot's state, after the task
-        ctx = Context()
-        rclpy.init(context=ctx)
-        node = Node("demo", context=ctx)
-        executor = MultiThreadedExecutor(num_threads=2, context=ctx)
-        executor.add_node(node)
-        spin = threading.Thread(target=executor.spin, daemon=True)
-        spin.start()
-        try:
+        with demo_node() as node:
             names, ready = watch_graph(node, say)
             client = ActionClient(node, ExecuteTask, "execute_task")
             end = time.monotonic() + 60
@@ -165,10 +177,6 @@ def _run(key: str, timeout: float, log_dir: str | None) -> bool:
                               f"{len(executed)} unsafe step(s) dispatched")
                 return bool(res.success) and not executed
             return bool(res.success)
-        finally:
-            executor.shutdown(timeout_sec=2.0)
-            node.destroy_node()
-            ctx.try_shutdown()
 
 
 def _add_rules(node, rules, say, graph) -> None:

@@ -11,7 +11,6 @@ Kept apart from demo.py so that the demo's other tasks stay as they are.
 from __future__ import annotations
 
 import json
-import threading
 import time
 
 from rclpy.action import ActionClient
@@ -30,10 +29,6 @@ def run_learning(timeout: float, log_dir: str | None) -> bool:
     """Task 3: three requests in words on one graph with a memory node (a fresh database)."""
     import tempfile
 
-    import rclpy
-    from rclpy.context import Context
-    from rclpy.executors import MultiThreadedExecutor
-    from rclpy.node import Node
 
     from raider_ros.srv import ApplySetup, MemoryList, MemoryPlanTask
 
@@ -53,14 +48,7 @@ def run_learning(timeout: float, log_dir: str | None) -> bool:
                                         "feedback_classifier": llm["backend"]})
         graph.start("memory", {"database": f"{tmp}/memory.sqlite", "improver": llm["backend"]})
         graph.start("plan_executor")
-        ctx = Context()
-        rclpy.init(context=ctx)
-        node = Node("demo", context=ctx)
-        executor = MultiThreadedExecutor(num_threads=2, context=ctx)
-        executor.add_node(node)
-        spin = threading.Thread(target=executor.spin, daemon=True)
-        spin.start()
-        try:
+        with demo.demo_node() as node:
             names, ready = demo.watch_graph(node, say)
             client = ActionClient(node, ExecuteTask, "execute_task")
             plan_client = node.create_client(MemoryPlanTask, "memory/plan_task")
@@ -117,10 +105,6 @@ def run_learning(timeout: float, log_dir: str | None) -> bool:
             for e in lessons:
                 say("MEMORY", f"lesson {e.id} ({e.what}), learned from: {e.feedback!r}")
             return ok and len(lessons) == 1
-        finally:
-            executor.shutdown(timeout_sec=2.0)
-            node.destroy_node()
-            ctx.try_shutdown()
 
 
 def main(args: list[str] | None = None) -> int:
