@@ -20,3 +20,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # throw-away folder, never in the user's ~/.local/share/raider_ros
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="raider-test-data-")
 atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], True)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _close_leftover_graph_clients():
+    """A test module's GraphClients end with the module: their nodes (fake services included)
+    would otherwise stay on the domain and answer the next module's calls."""
+    yield
+    from support.graph import OPEN_CLIENTS
+    for client in list(OPEN_CLIENTS):
+        client.close()

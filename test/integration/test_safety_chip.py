@@ -4,6 +4,7 @@ safety layer). An unsafe step is pruned and re-planned with corrective re-prompt
 paper's example, and nothing unsafe reaches the robot; with the monitor gone, nothing at all does."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -32,12 +33,13 @@ class Detections:
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    with NodeGraph(tmp_path_factory.mktemp("logs")) as graph:
+    with contextlib.ExitStack() as stack:
+        graph = stack.enter_context(NodeGraph(tmp_path_factory.mktemp("logs")))
         graph.start("sim_world", {"scene": "house", "skill_duration_s": 0.1})
         graph.start("safety_monitor", {"constraints_file": "paper_example"})
         graph.start("recovery_planner")
         graph.start("plan_executor", {"safety": True})
-        client = GraphClient(graph, name="safety_client")
+        client = stack.enter_context(GraphClient(graph, name="safety_client"))
         detections = Detections(client.node)
         violations: list[SafetyViolation] = []
         client.node.create_subscription(SafetyViolation, "safety_monitor/violations", violations.append, 50)

@@ -18,6 +18,10 @@ from raider_ros.ros.qos import LATCHED
 
 PERCEPTION = ("object_detector", "depth_distance", "spatial_relations", "scene_graph")
 
+# every client still open; test/conftest.py closes what a test module left open, so that a node
+# of one module (a fake detect_issue, say) can never answer the calls of a later module
+OPEN_CLIENTS: "set[GraphClient]" = set()
+
 
 class GraphClient:
     """A test-side node with blocking helpers (calls are made from the test thread)."""
@@ -35,6 +39,13 @@ class GraphClient:
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()
         self._clients: dict = {}
+        OPEN_CLIENTS.add(self)
+
+    def __enter__(self) -> "GraphClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def _on_graph(self, msg: String) -> None:
         doc = json.loads(msg.data)
@@ -98,6 +109,9 @@ class GraphClient:
         return json.loads(self.call(GetGroundTruth, "sim/get_ground_truth").truth_json)
 
     def close(self) -> None:
+        if self not in OPEN_CLIENTS:
+            return
+        OPEN_CLIENTS.discard(self)
         self.executor.shutdown(timeout_sec=2.0)
         self.node.destroy_node()
         self.context.try_shutdown()

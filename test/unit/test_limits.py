@@ -61,7 +61,9 @@ def test_a_user_information_call_while_the_model_loads_answers_loading_then_the_
     release = threading.Event()
 
     def slow_encoder(texts):
-        release.wait(30)
+        # loads until the test releases it (a bound only so that a failed test cannot leave it
+        # waiting for ever; 30 s was once reached on a loaded CI machine and made the load "finish")
+        release.wait(600)
         return [[1.0, 0.0] if "banana" in t else [0.0, 1.0] for t in texts]
 
     provider = TruthProvider(TRUTH)
