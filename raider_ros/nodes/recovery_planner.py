@@ -100,8 +100,9 @@ class RecoveryPlannerNode(Node):
             res.plan_text = rec.texts[-1]
         res.source = rec.source if rec is not None else ""
         if self.advisor is not None and self.advisor.last_error:
-            self.get_logger().warning(f"planned without the memory: {self.advisor.last_error}",
-                                      throttle_duration_sec=30.0)
+            # once per plan (plans are rare): never throttled, or a second failure within the
+            # throttle window (another node's, say) would go unreported
+            self.get_logger().warning(f"planned without the memory: {self.advisor.last_error}")
             self.advisor.last_error = None
         self.summaries.publish(lambda: summarize_recovery(
             (plan if res.success else None), query=req.query, issue=req.issue, explanation=req.explanation,

@@ -8,6 +8,7 @@ not, for the test to skip with that reason.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import shutil
 import subprocess
 from contextlib import contextmanager
@@ -83,4 +84,7 @@ def host_env(base: dict | None = None) -> dict:
     env.pop("ROS_LOCALHOST_ONLY", None)
     env.pop("ROS_STATIC_PEERS", None)
     env["FASTDDS_BUILTIN_TRANSPORTS"] = "UDPv4"
+    # config/fastdds.xml turns the built-in transports off (it sets its own shared-memory and
+    # UDP transports), so the variable above alone would not keep shared memory out
+    env["FASTRTPS_DEFAULT_PROFILES_FILE"] = str(Path(__file__).resolve().parents[1] / "data" / "fastdds_udp_only.xml")
     return env
