@@ -214,11 +214,21 @@ def log_since(graph, node: str, offset: int) -> str:
         return f.read().decode(errors="replace")
 
 
-def ask_robot(client, question: str = "What are you holding?", timeout_s: float = 300.0):
+def ask_robot(client, question: str = "What are you holding?", timeout_s: float = 180.0, attempt_s: float = 45.0):
     """ask_robot once the node is back; the reply (AskRobot.Response). A respawned state_qa loads
-    the embedding model and trains its selector first: on a loaded machine that takes minutes."""
+    the embedding model and trains its selector first: on a loaded machine that takes a minute.
+    The question is asked again when an attempt gets no answer: a request sent right after the
+    new server appeared in discovery can be lost (the server may not yet have matched this
+    client's reply reader); the question is harmless to repeat."""
     from raider_ros.srv import AskRobot
-    return client.call(AskRobot, "ask_robot", timeout=timeout_s, question=question)
+    end = time.monotonic() + timeout_s
+    while True:
+        try:
+            return client.call(AskRobot, "ask_robot", timeout=min(attempt_s, max(1.0, end - time.monotonic())),
+                               question=question)
+        except TimeoutError:
+            if time.monotonic() >= end:
+                raise
 
 
 def fresh_world(client, timeout: float = 90.0) -> None:
