@@ -31,6 +31,7 @@ import json
 import os
 import random
 import re
+import shlex
 import sys
 import threading
 import time
@@ -57,6 +58,17 @@ TASKS = {
                          "You have to enter the bedroom before going into the living room."]},
 }
 PERCEPTION = ("object_detector", "depth_distance", "spatial_relations")
+# the robot's side of the graph: what --robot-prefix starts on the other host
+ROBOT_SIDE = ("sim_world", *PERCEPTION, "scene_graph")
+
+
+def robot_placement(robot_prefix: str | None) -> dict[str, list[str]]:
+    """NodeGraph placement that starts the robot's side through ``robot_prefix`` (a command
+    such as ``ip netns exec robot``); the rest of the graph runs here."""
+    if not robot_prefix:
+        return {}
+    cmd = shlex.split(robot_prefix)
+    return {name: cmd for name in ROBOT_SIDE}
 
 
 def llm_params() -> dict:
@@ -101,14 +113,14 @@ def demo_node():
         ctx.try_shutdown()
 
 
-def _run(key: str, timeout: float, log_dir: str | None) -> bool:
+def _run(key: str, timeout: float, log_dir: str | None, robot_prefix: str | None = None) -> bool:
 
     task = TASKS[key]
     llm = llm_params()
     say = Narrator()
     print(f"\n=== {task['title']} ===  (issue checks: {llm['backend'] if llm['backend'] != 'rules' else 'rules (no LLM)'}"
           f", person: scripted)", flush=True)
-    with NodeGraph(log_dir) as graph:
+    with NodeGraph(log_dir, placement=robot_placement(robot_prefix)) as graph:
         graph.start("sim_world", {"scene": task["scene"], "skill_duration_s": 0.3})
         for name in PERCEPTION:
             graph.start(name)
@@ -212,9 +224,9 @@ def _by_type(text: str) -> str:
 LEARNING = "learning"   # task 4, raider_ros/cli/demo_learning.py
 
 
-def _learning(timeout: float, log_dir: str | None) -> bool:
+def _learning(timeout: float, log_dir: str | None, robot_prefix: str | None = None) -> bool:
     from raider_ros.cli.demo_learning import run_learning
-    return run_learning(timeout, log_dir)
+    return run_learning(timeout, log_dir, robot_prefix)
 
 
 def watch_graph(node, say) -> tuple[dict, threading.Event]:
@@ -245,6 +257,9 @@ def main(args=None) -> int:
     parser.add_argument("--task", choices=[*TASKS, LEARNING, "all"], default="all")
     parser.add_argument("--timeout", type=float, default=150.0, help="seconds per task")
     parser.add_argument("--log-dir", help="keep each node's log here")
+    parser.add_argument("--robot-prefix", metavar="CMD",
+                        help="start the robot's side (sim_world, perception, scene_graph) through this command, "
+                             "e.g. 'ip netns exec robot', the rest here: the graph across two hosts")
     ns = parser.parse_args(args)
     # a private ROS domain, unless one is chosen: the demo's graph never meets another graph
     # (a robot's, a test run's, or the remains of an earlier run still known to DDS)
@@ -255,7 +270,8 @@ def main(args=None) -> int:
     ok = True
     for key in keys:
         try:
-            ok = (_learning(ns.timeout, ns.log_dir) if key == LEARNING else _run(key, ns.timeout, ns.log_dir)) and ok
+            ok = (_learning(ns.timeout, ns.log_dir, ns.robot_prefix) if key == LEARNING
+                  else _run(key, ns.timeout, ns.log_dir, ns.robot_prefix)) and ok
         except (TimeoutError, RuntimeError) as exc:
             print(f"demo task {key} failed: {exc}", file=sys.stderr)
             ok = False

@@ -25,7 +25,7 @@ STAGES = {"planning": "PLAN", "checking": "CHECK", "issue": "ISSUE", "recovering
           "done": "DONE", "learning": "LEARN"}
 
 
-def run_learning(timeout: float, log_dir: str | None) -> bool:
+def run_learning(timeout: float, log_dir: str | None, robot_prefix: str | None = None) -> bool:
     """Task 3: three requests in words on one graph with a memory node (a fresh database)."""
     import tempfile
 
@@ -37,7 +37,7 @@ def run_learning(timeout: float, log_dir: str | None) -> bool:
     say = demo.Narrator()
     print(f"\n=== {spec['title']} ===  (issue checks and recoveries: "
           f"{llm['backend'] if llm['backend'] != 'rules' else 'rules (no LLM)'}, person: scripted)", flush=True)
-    with tempfile.TemporaryDirectory(prefix="raider-demo-memory-") as tmp, NodeGraph(log_dir) as graph:
+    with tempfile.TemporaryDirectory(prefix="raider-demo-memory-") as tmp, NodeGraph(log_dir, placement=demo.robot_placement(robot_prefix)) as graph:
         graph.start("sim_world", {"scene": spec["scene"], "skill_duration_s": 0.3})
         for name in demo.PERCEPTION:
             graph.start(name)

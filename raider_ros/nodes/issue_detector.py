@@ -84,6 +84,9 @@ PARAMS = tuple(Param(f.name, getattr(_D, f.name), _DESCRIPTIONS[f.name]) for f i
                                         "none within this time ends it with status error [s]"),
     Param("perception_silent_s", 6.0, "No scene-graph status for this long: perception counts as down and checks "
                                       "fail at once with the reason, instead of each waiting fresh_frame_timeout_s [s]"),
+    Param("perception_nodes", ["sim_world", "object_detector", "depth_distance", "spatial_relations", "scene_graph"],
+          "Nodes perception depends on; a check that fails for stale or silent perception names those "
+          "that are not in the ROS graph"),
     Param("max_query_chars", limits.MAX_QUERY_CHARS, "Longest query accepted; a longer one is refused at once"),
     Param("max_context_chars", limits.MAX_CONTEXT_CHARS, "Longest context accepted; a longer one is refused at once"),
     Param("max_transcript_chars", limits.MAX_TRANSCRIPT_CHARS,
@@ -129,7 +132,8 @@ class IssueDetectorNode(Node):
         except (ValueError, OSError) as exc:
             raise StartupError(self.get_name(), str(exc)) from None
         self.backend_name = getattr(getattr(self.agent, "llm", None), "name", settings.method)
-        self.freshness = FreshnessGate(self.p["status_topic"], silent_after_s=self.p["perception_silent_s"])
+        self.freshness = FreshnessGate(self.p["status_topic"], silent_after_s=self.p["perception_silent_s"],
+                                       missing_nodes=self._missing_perception_nodes)
         self.pub_report = self.create_publisher(IssueReport, "issue_detector/explanations", 10)
         self.pub_transcript = self.create_publisher(Transcript, "issue_detector/transcripts", 10)
         self.summaries = StateSummaryPublisher(self, min_interval_s=0.0)   # every check, for state_qa
@@ -157,6 +161,10 @@ class IssueDetectorNode(Node):
         self.get_logger().info(f"issue detector ready: method {settings.method}, backend {self.backend_name}, "
                                f"toolset {settings.toolset}, queue_size {self.p['queue_size']}, "
                                f"request_deadline_s {self.p['request_deadline_s']:g}")
+
+    def _missing_perception_nodes(self) -> list[str]:
+        present = set(self.get_node_names())
+        return [n for n in self.p["perception_nodes"] if n not in present]
 
     def _on_graph(self, msg: String) -> None:
         try:

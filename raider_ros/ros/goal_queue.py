@@ -203,9 +203,13 @@ class FreshnessGate:
     wait already failed and no status has arrived since: then a wait fails at once with the
     reason, so one detection of a dead perception serves every queued check."""
 
-    def __init__(self, topic: str = "scene_graph/status", silent_after_s: float = 6.0):
+    def __init__(self, topic: str = "scene_graph/status", silent_after_s: float = 6.0,
+                 missing_nodes: Callable[[], list[str]] | None = None):
+        """``missing_nodes``: the perception nodes absent from the ROS graph now (the issue
+        detector asks discovery); a failed wait's reason names them."""
         self.topic = topic
         self.silent_after_s = float(silent_after_s)
+        self.missing_nodes = missing_nodes
         self._status = GraphStatus()
         self._cond = threading.Condition()
         self._updates = 0
@@ -246,7 +250,7 @@ class FreshnessGate:
                     return "cancelled while waiting for a fresh perception frame"
                 silent = self._silent()
                 if silent:
-                    return silent
+                    return self._name_missing(silent)
                 left = end - time.monotonic()
                 if left <= 0:
                     break
@@ -263,4 +267,16 @@ class FreshnessGate:
                           f"request after {timeout:.1f} s (last frame {since - st.frame_stamp:.1f} s before it; "
                           "are the camera, object_detector, depth_distance, spatial_relations and scene_graph running?)")
             self._failed = (self._updates, reason)
+            return self._name_missing(reason)
+
+    def _name_missing(self, reason: str) -> str:
+        """``reason`` with the perception nodes that discovery does not show now, if any."""
+        if self.missing_nodes is None:
             return reason
+        try:
+            missing = list(self.missing_nodes())
+        except Exception:  # noqa: BLE001 - naming the node is a help, never a second failure
+            return reason
+        if not missing:
+            return reason
+        return f"{reason}; not in the ROS graph now: {', '.join(missing)}"

@@ -59,10 +59,13 @@ class NodeProcess:
 
 class NodeGraph:
     def __init__(self, log_dir: str | Path | None = None, env: dict | None = None,
-                 prefix: list[str] | None = None):
+                 prefix: list[str] | None = None, placement: dict[str, list[str]] | None = None):
         """``prefix``: a command every node is started through, e.g. ``ip netns exec <ns>``
-        to run the graph in a network namespace (test/integration/test_two_hosts.py)."""
+        to run the graph in a network namespace (test/integration/test_two_hosts.py).
+        ``placement``: a prefix per executable that overrides ``prefix`` for it: part of the
+        graph on another host (``raider_demo --robot-prefix``)."""
         self.prefix = list(prefix or [])
+        self.placement = {k: list(v) for k, v in (placement or {}).items()}
         self.log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="raider_graph_"))
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.env = {**os.environ, **(env or {})}
@@ -72,7 +75,8 @@ class NodeGraph:
     def start(self, executable: str, params: dict | None = None, name: str | None = None,
               args: list[str] | None = None, namespace: str | None = None) -> NodeProcess:
         name = name or executable
-        cmd = [*self.prefix, sys.executable, str(executable_path(executable)), *(args or []), "--ros-args"]
+        cmd = [*self.placement.get(executable, self.prefix), sys.executable, str(executable_path(executable)),
+               *(args or []), "--ros-args"]
         cfg = config_file(executable)
         if cfg is not None:
             cmd += ["--params-file", str(cfg)]

@@ -166,3 +166,16 @@ def test_a_status_gone_silent_fails_a_wait_at_once():
     time.sleep(0.1)
     reason = gate.wait_fresh(5.0, timeout=30.0)
     assert reason.startswith("perception went silent: no scene_graph/status for")
+
+
+def test_a_failed_wait_names_the_perception_nodes_missing_from_the_graph():
+    gate = FreshnessGate(missing_nodes=lambda: ["depth_distance"])
+    gate.update(GraphStatus(frame_stamp=10.0, world_version=1, truth_version=1))
+    reason = gate.wait_fresh(12.5, timeout=0.05)
+    assert "perception is stale" in reason and reason.endswith("not in the ROS graph now: depth_distance")
+    # nothing missing: the reason as before; a failing lookup never replaces the reason
+    assert "not in the ROS graph" not in FreshnessGate(missing_nodes=list).wait_fresh(1.0, timeout=0.05)
+
+    def broken():
+        raise RuntimeError("graph query failed")
+    assert "not in the ROS graph" not in FreshnessGate(missing_nodes=broken).wait_fresh(1.0, timeout=0.05)
