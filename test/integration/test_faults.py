@@ -61,6 +61,8 @@ def test_a_node_killed_mid_task(env, fault):
         assert not task_done(client), f"the robot reached the counter without {fault.node}"
     if not run.success:
         assert any(w in run.message for w in fault.reason), run.message
+        if fault.named:                             # which node is gone, not only that perception is
+            assert fault.node in run.message, run.message
         assert run.time_to_reason_s < DEADLINE_S, (run.time_to_reason_s, run.message)
     else:                                       # possible only when the node was no longer needed
         assert task_done(client), f"reported success, but the robot is not at the counter: {run.message}"

@@ -50,6 +50,7 @@ class Fault:
     executor: tuple[tuple[str, object], ...] = ()     # plan_executor parameters for this row
     log: tuple[str, str] | None = None                # (node, text) its log must gain during the run
     after: str = ""                # a check once the node is back: ask_robot
+    named: bool = False            # the abort reason names the killed node itself
 
 
 SAFETY_REASON = ("safety monitor", "safety_monitor")
@@ -57,9 +58,9 @@ SAFETY_CONSTRAINTS = {"format": "raider-constraints/1", "constraints": [
     {"ltl": "G !pick(bottle)", "text": "Never pick up the bottle."}]}      # the task never does
 
 FAULTS: list[Fault] = [
-    Fault("object_detector", "checking", PERCEPTION_REASON),
-    Fault("depth_distance", "checking", PERCEPTION_REASON, ("depth_distance/measure",)),
-    Fault("spatial_relations", "checking", PERCEPTION_REASON, ("spatial_relations/query",)),
+    Fault("object_detector", "checking", PERCEPTION_REASON, named=True),
+    Fault("depth_distance", "checking", PERCEPTION_REASON, ("depth_distance/measure",), named=True),
+    Fault("spatial_relations", "checking", PERCEPTION_REASON, ("spatial_relations/query",), named=True),
     Fault("scene_graph", "checking", PERCEPTION_REASON, ("scene_graph/call_tool",)),
     Fault("issue_detector", "checking", ("detect_issue",), ("detect_issue",)),
     Fault("recovery_planner", "checking", ("plan_recovery",), ("plan_recovery",)),
