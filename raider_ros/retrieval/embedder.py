@@ -12,6 +12,7 @@ import zlib
 from typing import Protocol, Sequence
 
 import numpy as np
+from raider_ros.common.shared import Shared
 
 DIM = 384
 
@@ -102,14 +103,9 @@ class HashingEmbedder(_Cached):
         return out
 
 
-_shared: MiniLMEmbedder | None = None
-_shared_lock = threading.Lock()
+_shared = Shared(MiniLMEmbedder)
 
 
 def shared_embedder() -> MiniLMEmbedder:
     """The process's MiniLM embedder (one text cache for every retriever)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = MiniLMEmbedder()
-        return _shared
+    return _shared()

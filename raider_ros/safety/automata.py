@@ -37,6 +37,7 @@ from typing import Iterable, Mapping, Sequence
 
 from . import ltl
 from .ltl import Atom, Binary, Const, Formula, LTLError, Not, Unary
+from raider_ros.common.shared import Shared
 
 MONA_TIMEOUT_S = 30.0
 
@@ -313,16 +314,12 @@ class Compiler:
             pass                   # the cache is an optimisation only
 
 
-_DEFAULT: Compiler | None = None
-_DEFAULT_LOCK = threading.Lock()
+_default = Shared(Compiler)
 
 
 def default_compiler() -> Compiler:
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = Compiler()
-        return _DEFAULT
+    """The process's compiler (one cache of compiled automata)."""
+    return _default()
 
 
 def compile_formula(f: Formula | str, compiler: Compiler | None = None) -> DFA:

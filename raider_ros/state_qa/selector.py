@@ -24,6 +24,7 @@ from raider_ros.common.yamlfile import read_yaml_mapping
 
 from .dataset import LabelledQuestion, load_questions
 from .modules import CONVENIENCE, TOXIC, UNKNOWN, ModuleCatalog, StateQAError, load_catalog, state_qa_dir
+from raider_ros.common.shared import Shared
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
 
@@ -207,15 +208,10 @@ class ModuleSelector:
         return out
 
 
-_default: ModuleSelector | None = None
-_default_lock = threading.Lock()
+_default = Shared(lambda: ModuleSelector.from_data("train"))
 
 
 def default_selector() -> ModuleSelector:
     """The selector trained on ``data/state_qa/train.yaml`` with ``selector.yaml``; one per
     process, built on first use."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = ModuleSelector.from_data("train")
-        return _default
+    return _default()
