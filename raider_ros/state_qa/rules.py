@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -23,11 +24,12 @@ from raider_ros.common.text import singular, split_words, word_key
 from raider_ros.common.yamlfile import read_yaml_mapping
 
 from .modules import StateQAError, load_catalog, state_qa_dir
-from .summary import StateSummary
+from .summary import StateSummary, SummaryHistory
 
 NAME = "rules (no LLM)"
 Encoder = Callable[[Sequence[str]], np.ndarray]
 ID_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*_\d+\b")
+MAX_HISTORY_FACTS = 120   # earlier facts weighed for one question (those naming its things first)
 EMBED_CHARS = 200         # a fact's sentence is compared by its beginning (its subject and kind)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
 
@@ -38,6 +40,8 @@ class FactTemplate:
     say: str
     about: str
     past: bool = False              # the fact tells what happened (history), not the state now
+    object_state: bool = False      # the fact says where an object is or what became of it
+    stale_marker: str = ""          # words by which the fact says it is a last sighting
 
 
 @lru_cache(maxsize=2)
@@ -50,7 +54,8 @@ def load_fact_templates(path: str | None = None) -> dict[str, FactTemplate]:
     for k, e in raw.items():
         if not isinstance(e, dict) or not isinstance(e.get("say"), str) or not isinstance(e.get("about"), str):
             raise StateQAError(f"{p}: facts.{k}: expected say and about (text)")
-        out[str(k)] = FactTemplate(e["say"], e["about"], bool(e.get("past", False)))
+        out[str(k)] = FactTemplate(e["say"], e["about"], bool(e.get("past", False)),
+                                   bool(e.get("object_state", False)), str(e.get("stale_marker") or ""))
     return out
 
 
@@ -82,6 +87,10 @@ class Language:
     # vocabulary word key -> the type keys it can name
     things: dict[str, frozenset[str]]
     max_ngram: int
+    past_markers: frozenset[str] = frozenset()
+    past_subjects: frozenset[str] = frozenset()
+    first_markers: tuple[str, ...] = ()
+    latest_markers: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=2)
@@ -120,8 +129,11 @@ def load_language(path: str | None = None) -> Language:
     units = {str(k): float(v) for k, v in (doc.get("time_units") or {}).items()}
     numbers = {str(k): float(v) for k, v in (doc.get("number_words") or {}).items()}
     max_ngram = max((len(split_words(x)) for x in things), default=1)
+    words = lambda key: tuple(str(x).lower() for x in (doc.get(key) or []))  # noqa: E731
     return Language(not_things, frozenset(str(x).lower() for x in doc.get("not_names", [])), units, numbers,
-                    {k: frozenset(v) for k, v in things.items()}, min(max_ngram, 3))
+                    {k: frozenset(v) for k, v in things.items()}, min(max_ngram, 3),
+                    frozenset(words("past_markers")), frozenset(words("past_subjects")), words("first_markers"),
+                    words("latest_markers"))
 
 
 # --------------------------------------------------------------------------- things
@@ -265,6 +277,122 @@ def time_window_s(question: str, lang: Language | None = None) -> float | None:
     return count * unit
 
 
+def is_past_question(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks what happened ("why did you ...", "what happened ...", "you
+    tried ..."): a word of ``past_markers`` or a subject followed by a verb in -ed."""
+    lang = lang or load_language()
+    toks = [t.lower() for t in _TOKEN.findall(question)]
+    if set(toks) & lang.past_markers:
+        return True
+    return any(a in lang.past_subjects and b.endswith("ed") and len(b) > 4 for a, b in zip(toks, toks[1:]))
+
+
+def _has_phrase(question: str, phrases: Iterable[str]) -> bool:
+    low = " ".join(_TOKEN.findall(question.lower()))
+    return any(re.search(rf"\b{re.escape(m)}\b", low) for m in phrases)
+
+
+def asks_first(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks for the earliest report ("the first time", "at first")."""
+    lang = lang or load_language()
+    return _has_phrase(question, lang.first_markers)
+
+
+def asks_latest(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks for the latest report ("what did you do last?"): then the
+    history is not read (the latest summaries hold it)."""
+    lang = lang or load_language()
+    return _has_phrase(question, lang.latest_markers) and not asks_first(question, lang)
+
+
+def age_text(stamp: float, now: float) -> str:
+    d = now - stamp
+    if d < 1:
+        return "just now"
+    if d < 90:
+        return f"{d:.0f} s ago"
+    if d < 5400:
+        return f"{d / 60:.0f} min ago"
+    return f"{d / 3600:.1f} h ago"
+
+
+_LAST_SEEN = re.compile(r"last seen (?:less than |about |over )?(\d+(?:\.\d+)?)\s*([a-z]+) ago")
+
+
+def _about_objects(key: str, value: str, ids: Iterable[str], templates: dict) -> set[str]:
+    """The objects of ``ids`` a fact is about: its subject, or named in the value of a fact that
+    says where an object is (``object_state`` in facts.yaml)."""
+    subject = key.partition(":")[2]
+    t = templates.get(key.partition(":")[0])
+    out = set()
+    for i in ids:
+        if subject == i or (t is not None and t.object_state and re.search(rf"\b{re.escape(i)}\b", value)):
+            out.add(i)
+    return out
+
+
+@dataclass(frozen=True)
+class ObjectFact:
+    """One module's fact about an object with the time it tells about: when the module first
+    reported it (from the history), or for a last sighting, when the object was last perceived."""
+    obj: str
+    module: str
+    key: str
+    value: str
+    time: float
+    stale: bool
+    newest: bool = False
+
+
+def object_timeline(ids: Iterable[str], latest: Iterable[StateSummary], history: SummaryHistory | None = None,
+                    templates: dict | None = None, lang: Language | None = None) -> list[ObjectFact]:
+    """Every module's current facts about the objects ``ids``, newest first per object; the
+    newest fact that is no last sighting is marked ``newest`` (it wins), and last sightings are
+    marked ``stale``. A fact's time: the start of the run of history summaries of its module
+    reporting the same value (without a history, the summary's stamp); a last sighting's time:
+    the last summary in which the fact did not carry the ``stale_marker``, else the summary's
+    stamp less the "last seen ... ago" it states."""
+    templates = templates if templates is not None else load_fact_templates()
+    lang = lang or load_language()
+    ids = list(ids)
+    rows: list[ObjectFact] = []
+    for s in latest:
+        past = history.past(s.module) if history is not None else []
+        for k, v in s.facts:
+            objs = _about_objects(k, v, ids, templates)
+            if not objs:
+                continue
+            t = templates.get(k.partition(":")[0])
+            stale = bool(t is not None and t.stale_marker and t.stale_marker in v)
+            when = s.stamp
+            if stale:
+                seen = [p.stamp for p in past if p.stamp < s.stamp and p.fact(k) is not None
+                        and t.stale_marker not in (p.fact(k) or "")]
+                m = _LAST_SEEN.search(v)
+                if seen:
+                    when = max(seen)
+                elif m:
+                    unit = lang.time_units.get(m.group(2)) or lang.time_units.get(m.group(2).rstrip("s"))
+                    if unit:
+                        when = s.stamp - float(m.group(1)) * unit
+            else:
+                for p in reversed([p for p in past if p.stamp <= s.stamp]):
+                    if p.fact(k) != v:
+                        break
+                    when = p.stamp
+            for o in objs:
+                rows.append(ObjectFact(o, s.module, k, v, when, stale))
+    out: list[ObjectFact] = []
+    for o in ids:
+        group = sorted((r for r in rows if r.obj == o), key=lambda r: -r.time)
+        fresh = [r for r in group if not r.stale]
+        if fresh and len({r.module for r in group}) > 1:
+            best = fresh[0]
+            group = [dataclasses.replace(r, newest=True) if r is best else r for r in group]
+        out.extend(group)
+    return out
+
+
 # --------------------------------------------------------------------------- answering
 @dataclass(frozen=True)
 class FactUse:
@@ -289,7 +417,8 @@ class RulesAnswerer:
 
     def __init__(self, *, encoder: Encoder | None = None, max_facts: int = 3, margin: float = 0.1,
                  entity_boost: float = 0.15, other_entity_penalty: float = 0.2, detail_penalty: float = 0.04,
-                 question_word_boost: float = 0.1):
+                 question_word_boost: float = 0.1, recency_boost: float = 0.1,
+                 history_penalty: float = 0.2):
         self._encoder = encoder
         self.max_facts = max(1, int(max_facts))
         self.margin = float(margin)
@@ -297,6 +426,8 @@ class RulesAnswerer:
         self.other_entity_penalty = float(other_entity_penalty)
         self.detail_penalty = float(detail_penalty)
         self.question_word_boost = float(question_word_boost)
+        self.recency_boost = float(recency_boost)
+        self.history_penalty = float(history_penalty)
         self.templates = load_fact_templates()
         self.texts = load_answer_texts()
         self.lang = load_language()
@@ -343,10 +474,17 @@ class RulesAnswerer:
         return len(texts)
 
     def answer(self, question: str, contexts: Sequence[StateSummary],
-               known: Sequence[StateSummary] | None = None) -> RulesReply:
-        all_known = known_things(known if known is not None else contexts)
+               known: Sequence[StateSummary] | None = None, *, history: SummaryHistory | None = None,
+               now: float | None = None) -> RulesReply:
+        """``contexts``: the selected modules' latest summaries; ``known``: every module's latest
+        (for the things named, and for the facts about a named object from every module);
+        ``history``: for questions about the past, earlier facts of the modules answering."""
+        known = list(known if known is not None else contexts)
+        all_known = known_things(known)
         mentions = find_mentions(question, all_known, self.lang)
         absent = [m for m in mentions if not m.present]
+        past = is_past_question(question, self.lang) and not asks_latest(question, self.lang)
+        now = max((s.stamp for s in known), default=0.0) if now is None else float(now)
         if absent:
             # common nouns are repeated ("any microwave"); ids and names are not, so the answer
             # never names a thing that no module reports
@@ -355,22 +493,77 @@ class RulesAnswerer:
                 text = fill(self.texts["absent"], things=" or ".join(dict.fromkeys(things)))
             else:
                 text = self.texts["absent_name"]
-            return RulesReply(text, (), tuple(m.surface for m in absent), tuple(mentions))
-        cands = [(s.module, k, v) for s in contexts for k, v in s.facts if k != "facts_dropped"]
-        if not cands:
+            uses: tuple[FactUse, ...] = ()
+            if past and history is not None:
+                # "why did you stop before the X?" with no X: say so, then what did happen
+                rest = [m for m in mentions if m.present]
+                uses = self._best(question, contexts, known, rest, history, now, past=True, history_only=True)
+                if uses:
+                    text = " ".join([text, self.texts.get("absent_but", ""), *dict.fromkeys(u.sentence for u in uses)])
+            return RulesReply(text.strip(), uses, tuple(m.surface for m in absent), tuple(mentions))
+        uses = self._best(question, contexts, known, mentions, history, now, past=past)
+        if not uses:
             titles = ", ".join(load_catalog().title(s.module) for s in contexts) or "modules"
             return RulesReply(fill(self.texts["no_fact"], modules=titles), (), (), tuple(mentions))
-        sentences = [self.sentence(k, v) for _, k, v in cands]
-        abouts = [self.about(k) for _, k, _ in cands]
-        E = self._encode([question, *abouts, *(x[:EMBED_CHARS] for x in sentences)])
-        q, A, S = E[0], E[1:1 + len(cands)], E[1 + len(cands):]
-        scores = 0.6 * (A @ q) + 0.4 * (S @ q)
+        text = " ".join(dict.fromkeys(u.sentence for u in uses))
+        return RulesReply(text, uses, (), tuple(mentions))
+
+    def _best(self, question: str, contexts: Sequence[StateSummary], known: Sequence[StateSummary],
+              mentions: Sequence[Mention], history: SummaryHistory | None, now: float, *, past: bool,
+              history_only: bool = False) -> tuple[FactUse, ...]:
+        titles = load_catalog()
         linked = {i for m in mentions for i in m.ids}
         names = {m.surface.lower() for m in mentions if m.kind in ("name", "thing")}
-        for j, (_, k, v) in enumerate(cands):
+        # candidates: (module, key, value, stamp, kind) with kind now | object | earlier
+        cands: list[tuple[str, str, str, float, str]] = []
+        if not history_only:
+            cands = [(s.module, k, v, s.stamp, "now") for s in contexts for k, v in s.facts if k != "facts_dropped"]
+        seen = {(m, k, v) for m, k, v, _, _ in cands}
+        timeline = {(r.module, r.key, r.value): r for r in object_timeline(linked, known, history, self.templates,
+                                                                            self.lang)} if linked else {}
+        if not history_only:
+            for s in known:        # the facts about a named object from every module
+                for k, v in s.facts:
+                    if (s.module, k, v) in timeline and (s.module, k, v) not in seen:
+                        cands.append((s.module, k, v, s.stamp, "object"))
+                        seen.add((s.module, k, v))
+        if past and history is not None:
+            mods = {s.module for s in contexts} | {c[0] for c in cands}
+            if history_only:
+                mods |= {s.module for s in known}
+            latest = {s.module: s.stamp for s in known}
+            earlier: dict[tuple[str, str, str], float] = {}
+            for s in history.what_happened(None, None, mods):
+                if s.stamp >= latest.get(s.module, float("inf")):
+                    continue
+                for k, v in s.facts:
+                    key = (s.module, k, v)
+                    if k != "facts_dropped" and key not in seen and key not in earlier:
+                        earlier[key] = s.stamp          # the first time it was reported
+            rows = sorted(earlier.items(), key=lambda kv: (not self._names_it(kv[0][1], kv[0][2], linked, names),
+                                                           -kv[1]))[:MAX_HISTORY_FACTS]
+            cands += [(m, k, v, t, "earlier") for (m, k, v), t in rows]
+        if not cands:
+            return ()
+        sentences = []
+        for m, k, v, t, kind in cands:
+            say = self.sentence(k, v)
+            row = timeline.get((m, k, v))
+            if kind == "earlier":
+                say = fill(self.texts["earlier"], age=age_text(t, now), module_title=titles.title(m), sentence=say)
+            elif row is not None and row.stale:
+                say = f"{say} {fill(self.texts['stale'], age=age_text(row.time, now), module_title=titles.title(m))}"
+            elif row is not None and row.newest:
+                say = f"{say} {fill(self.texts['as_of'], age=age_text(row.time, now), module_title=titles.title(m))}"
+            sentences.append(say)
+        abouts = [self.about(k) for _, k, _, _, _ in cands]
+        plain = [self.sentence(k, v) for _, k, v, _, _ in cands]
+        E = self._encode([question, *abouts, *(x[:EMBED_CHARS] for x in plain)])
+        q, A, S = E[0], E[1:1 + len(cands)], E[1 + len(cands):]
+        scores = 0.6 * (A @ q) + 0.4 * (S @ q)
+        for j, (_, k, v, _, _) in enumerate(cands):
             subject = k.partition(":")[2]
-            blob = f"{k} {v}".lower()
-            about_it = any(i.lower() in blob for i in linked) or any(n in blob for n in names)
+            about_it = self._names_it(k, v, linked, names)
             if linked or names:
                 if about_it:
                     scores[j] += self.entity_boost
@@ -381,16 +574,43 @@ class RulesAnswerer:
         words = {w.lower() for w in _TOKEN.findall(question)}
         asks_who = bool(words & {"who", "whom", "whose"})
         asks_past = bool(words & {"did", "have", "has", "had", "were"})
-        for j, (_, k, v) in enumerate(cands):
+        people = known_things(known).people
+        for j, (m, k, v, _, kind) in enumerate(cands):
             t = self.templates.get(k.partition(":")[0])
-            if asks_who and k.partition(":")[0] != "person" and any(p in v for p in all_known.people):
+            if asks_who and k.partition(":")[0] != "person" and any(p in v for p in people):
                 scores[j] += self.question_word_boost      # "who ...?": facts that name a person
             if asks_past and t is not None and t.past:
                 scores[j] += self.question_word_boost      # "did you ...?": what happened
+            row = timeline.get((m, k, v))
+            if row is not None and row.newest:
+                scores[j] += self.recency_boost            # the most recent fact about the object
+            elif row is not None and row.stale and any(r.newest and r.obj == row.obj and r.time > row.time
+                                                       for r in timeline.values()):
+                scores[j] -= self.recency_boost            # a last sighting older than another report
+        first_asked = past and asks_first(question, self.lang)
+        current = {(m, k): self._names_it(k, v, linked, names) for m, k, v, _, kind in cands if kind != "earlier"}
+        for j, (m, k, v, _, kind) in enumerate(cands):
+            # an earlier value of a fact the module still reports gives way to the current one,
+            # unless it is the one about the things the question names, or the first is asked for
+            if kind == "earlier" and (m, k) in current and not first_asked:
+                if not (self._names_it(k, v, linked, names) and not current[(m, k)]):
+                    scores[j] -= self.history_penalty
+        if first_asked:
+            # "the first time": the earliest report of each kind of fact wins over later ones
+            first: dict[tuple[str, str], int] = {}
+            for j, (m, k, _, t, _) in enumerate(cands):
+                key = (m, k.partition(":")[0])
+                if key not in first or t < cands[first[key]][3]:
+                    first[key] = j
+            for j in first.values():
+                scores[j] += self.question_word_boost
         order = np.argsort(-scores)
         best = float(scores[order[0]])
         chosen = [int(j) for j in order[: self.max_facts] if scores[j] >= best - self.margin]
-        uses = tuple(FactUse(cands[j][0], cands[j][1], cands[j][2], sentences[j], round(float(scores[j]), 4))
+        return tuple(FactUse(cands[j][0], cands[j][1], cands[j][2], sentences[j], round(float(scores[j]), 4))
                      for j in chosen)
-        text = " ".join(dict.fromkeys(u.sentence for u in uses))
-        return RulesReply(text, uses, (), tuple(mentions))
+
+    @staticmethod
+    def _names_it(key: str, value: str, linked: set[str], names: set[str]) -> bool:
+        blob = f"{key} {value}".lower()
+        return any(i.lower() in blob for i in linked) or any(n in blob for n in names)
