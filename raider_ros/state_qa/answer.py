@@ -237,9 +237,14 @@ class StateQA:
     def index(self, summaries: Summaries, *, background: bool = False) -> int:
         """Prepare for questions about these summaries (the rules answerer embeds their facts);
         a node calls it when a summary arrives (``background=True``: questions asked meanwhile
-        get the embedding model first), so that answering does not wait for it."""
+        get the embedding model first), so that answering does not wait for it. With a
+        :class:`SummaryHistory` the earlier summaries a question about the past reads
+        (``what_happened``) are embedded too - each summary once, when it enters the history."""
         latest = _latest(summaries)
-        return self.rules.index(latest.values(), background=background) if latest else 0
+        todo = list(latest.values())
+        if isinstance(summaries, SummaryHistory):
+            todo += summaries.what_happened()
+        return self.rules.index(todo, background=background) if todo else 0
 
     def ask(self, question: Any, summaries: Summaries = None, *, deadline: float | None = None,
             now: float | None = None) -> QAAnswer:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Sequence
@@ -31,6 +33,8 @@ Encoder = Callable[[Sequence[str]], np.ndarray]
 ID_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*_\d+\b")
 MAX_HISTORY_FACTS = 120   # earlier facts weighed for one question (those naming its things first)
 EMBED_CHARS = 200         # a fact's sentence is compared by its beginning (its subject and kind)
+MAX_FACT_VECTORS = 16384  # fact texts whose embeddings the answerer keeps (about 24 MB)
+MAX_INDEXED_SUMMARIES = 4096   # summaries remembered as embedded (by module and facts)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
 
 
@@ -156,6 +160,21 @@ class Known:
 
 
 def known_things(summaries: Iterable[StateSummary]) -> Known:
+    """What the summaries name. The same summaries give the same (shared, not to be changed)
+    result: it is read three times per question and cached for the last few sets."""
+    summaries = tuple(summaries)
+    try:
+        return _known_cached(summaries)
+    except TypeError:            # an unhashable stand-in for a summary
+        return _known_things(summaries)
+
+
+@lru_cache(maxsize=8)
+def _known_cached(summaries: tuple[StateSummary, ...]) -> Known:
+    return _known_things(summaries)
+
+
+def _known_things(summaries: Iterable[StateSummary]) -> Known:
     ids: dict[str, str] = {}
     types: dict[str, str] = {}
     words: set[str] = set()
@@ -431,7 +450,9 @@ class RulesAnswerer:
         self.templates = load_fact_templates()
         self.texts = load_answer_texts()
         self.lang = load_language()
-        self._indexed: dict = {}            # (module, facts) of summaries indexed, oldest first
+        self._indexed: OrderedDict = OrderedDict()   # (module, facts) of the summaries embedded
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()   # fact text -> its embedding
+        self._vec_lock = threading.Lock()   # guards the two dicts, never held while the model runs
 
     def _encode(self, texts: Sequence[str], background: bool = False) -> np.ndarray:
         from . import embedding
@@ -454,23 +475,56 @@ class RulesAnswerer:
         text = t.about if t is not None else key.replace("_", " ").replace(".", " ")
         return f"{text} {subject}".strip()
 
+    def fact_texts(self, key: str, value: str) -> tuple[str, str]:
+        """The two texts of a fact compared with a question: what it is about, its sentence."""
+        return self.about(key), self.sentence(key, value)[:EMBED_CHARS]
+
+    def fact_vectors(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
+        """Embeddings of fact texts from the answerer's store; texts not in it (a summary not
+        indexed yet) are embedded once and kept. Bounded (least recently used goes first)."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._vec_lock:
+            found = {}
+            for t in dict.fromkeys(texts):
+                v = self._vectors.get(t)
+                if v is not None:
+                    self._vectors.move_to_end(t)
+                    found[t] = v
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            vecs = self._encode(missing, background=background)
+            with self._vec_lock:
+                for t, v in zip(missing, vecs):
+                    self._vectors[t] = found[t] = v
+                while len(self._vectors) > MAX_FACT_VECTORS:
+                    self._vectors.popitem(last=False)
+        return np.stack([found[t] for t in texts])
+
     def index(self, summaries: Iterable[StateSummary], *, background: bool = False) -> int:
-        """Embed the summaries' facts ahead of the questions (the embeddings are cached), as a
-        node does when a summary arrives; returns the number of texts handed to the encoder.
-        A summary whose facts were indexed before (same content) is skipped; ``background``:
-        nobody waits for it (questions get the model first)."""
-        texts = []
-        for s in summaries:
-            key = (s.module, s.facts)
-            if key in self._indexed:
-                continue
-            for k, v in s.facts:
-                texts += [self.about(k), self.sentence(k, v)[:EMBED_CHARS]]
-            self._indexed[key] = None
-        while len(self._indexed) > 256:
-            self._indexed.pop(next(iter(self._indexed)))
+        """Embed the summaries' facts ahead of the questions, once per summary: a node calls it
+        when summaries enter its history (latest and earlier ones alike), so that answering -
+        also a question about the past - only looks embeddings up. A summary indexed before
+        (same module and facts) is skipped, and so is a fact text already embedded; returns the
+        number of texts handed to the encoder. ``background``: nobody waits for it (questions
+        get the model first)."""
+        texts: list[str] = []
+        with self._vec_lock:
+            for s in summaries:
+                key = (s.module, s.facts)
+                if key in self._indexed:
+                    self._indexed.move_to_end(key)
+                    continue
+                self._indexed[key] = None
+                for k, v in s.facts:
+                    if k != "facts_dropped":
+                        texts += [t for t in self.fact_texts(k, v) if t not in self._vectors]
+            while len(self._indexed) > MAX_INDEXED_SUMMARIES:
+                self._indexed.popitem(last=False)
+        texts = list(dict.fromkeys(texts))
         if texts:
-            self._encode(texts, background=background)
+            self.fact_vectors(texts, background=background)
         return len(texts)
 
     def answer(self, question: str, contexts: Sequence[StateSummary],
@@ -556,10 +610,10 @@ class RulesAnswerer:
             elif row is not None and row.newest:
                 say = f"{say} {fill(self.texts['as_of'], age=age_text(row.time, now), module_title=titles.title(m))}"
             sentences.append(say)
-        abouts = [self.about(k) for _, k, _, _, _ in cands]
-        plain = [self.sentence(k, v) for _, k, v, _, _ in cands]
-        E = self._encode([question, *abouts, *(x[:EMBED_CHARS] for x in plain)])
-        q, A, S = E[0], E[1:1 + len(cands)], E[1 + len(cands):]
+        pairs = [self.fact_texts(k, v) for _, k, v, _, _ in cands]
+        q = self._encode([question])[0]            # cached: the selector embedded it
+        V = self.fact_vectors([a for a, _ in pairs] + [b for _, b in pairs])   # indexed when they arrived
+        A, S = V[:len(cands)], V[len(cands):]
         scores = 0.6 * (A @ q) + 0.4 * (S @ q)
         for j, (_, k, v, _, _) in enumerate(cands):
             subject = k.partition(":")[2]
