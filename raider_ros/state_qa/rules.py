@@ -46,6 +46,7 @@ class FactTemplate:
     past: bool = False              # the fact tells what happened (history), not the state now
     object_state: bool = False      # the fact says where an object is or what became of it
     stale_marker: str = ""          # words by which the fact says it is a last sighting
+    cause: bool = False             # the fact gives a reason or says what went wrong
 
 
 @lru_cache(maxsize=2)
@@ -59,7 +60,8 @@ def load_fact_templates(path: str | None = None) -> dict[str, FactTemplate]:
         if not isinstance(e, dict) or not isinstance(e.get("say"), str) or not isinstance(e.get("about"), str):
             raise StateQAError(f"{p}: facts.{k}: expected say and about (text)")
         out[str(k)] = FactTemplate(e["say"], e["about"], bool(e.get("past", False)),
-                                   bool(e.get("object_state", False)), str(e.get("stale_marker") or ""))
+                                   bool(e.get("object_state", False)), str(e.get("stale_marker") or ""),
+                                   bool(e.get("cause", False)))
     return out
 
 
@@ -95,6 +97,8 @@ class Language:
     past_subjects: frozenset[str] = frozenset()
     first_markers: tuple[str, ...] = ()
     latest_markers: tuple[str, ...] = ()
+    cause_markers: tuple[str, ...] = ()
+    part_links: tuple[tuple[str, ...], ...] = ()
 
 
 @lru_cache(maxsize=2)
@@ -137,7 +141,8 @@ def load_language(path: str | None = None) -> Language:
     return Language(not_things, frozenset(str(x).lower() for x in doc.get("not_names", [])), units, numbers,
                     {k: frozenset(v) for k, v in things.items()}, min(max_ngram, 3),
                     frozenset(words("past_markers")), frozenset(words("past_subjects")), words("first_markers"),
-                    words("latest_markers"))
+                    words("latest_markers"), words("cause_markers"),
+                    tuple(sorted((tuple(x.split()) for x in words("part_links")), key=len, reverse=True)))
 
 
 # --------------------------------------------------------------------------- things
@@ -224,6 +229,7 @@ def find_mentions(question: str, known: Known, lang: Language) -> list[Mention]:
     out.extend(_indefinite_things(question, known, lang, out))
     words = [(i, [singular(w) for w in split_words(t)]) for i, (t, _) in enumerate(tokens) if i not in used]
     flat = [(i, w) for i, ws in words for w in ws]
+    spans: list[tuple[int, int, Mention]] = []      # token span of each vocabulary thing
     j = 0
     while j < len(flat):
         hit = None
@@ -240,8 +246,39 @@ def find_mentions(question: str, known: Known, lang: Language) -> list[Mention]:
         cands = lang.things[key] | {key}
         ids = tuple(i for i, t in known.type_of.items() if t in cands or t.endswith(key))
         present = bool(ids) or all(w in known.words for _, w in flat[j:j + n])
-        out.append(Mention(surface, "thing", present, ids))
+        spans.append((flat[j][0], flat[j + n - 1][0], Mention(surface, "thing", present, ids)))
         j += n
+    out.extend(_parts_of_objects(spans, [t.lower() for t, _ in tokens], lang))
+    return out
+
+
+def _parts_of_objects(spans: Sequence[tuple[int, int, Mention]], tokens: Sequence[str],
+                      lang: Language) -> list[Mention]:
+    """A thing no summary reports, written as a part of one that a summary does report -
+    "the fridge door", "the door of the fridge" - names that object: the mention becomes the
+    object's (present, its ids), so the answer speaks of the fridge instead of "I don't know of
+    any door"."""
+    out = []
+    for a, b, m in spans:
+        if m.present:
+            out.append(m)
+            continue
+        owner = None
+        for a2, b2, m2 in spans:
+            if not m2.present:
+                continue
+            if b2 == a - 1:                                   # "fridge door"
+                owner = m2
+            else:                                             # "door of the fridge"
+                gap = tuple(tokens[b + 1:a2])
+                if a2 > b + 1 and gap in lang.part_links:
+                    owner = m2
+            if owner is not None:
+                break
+        if owner is None:
+            out.append(m)
+        else:
+            out.append(Mention(f"{m.surface} of {owner.surface}", "thing", True, owner.ids))
     return out
 
 
@@ -298,10 +335,12 @@ def time_window_s(question: str, lang: Language | None = None) -> float | None:
 
 def is_past_question(question: str, lang: Language | None = None) -> bool:
     """Whether the question asks what happened ("why did you ...", "what happened ...", "you
-    tried ..."): a word of ``past_markers`` or a subject followed by a verb in -ed."""
+    tried ..."): a word of ``past_markers``, a subject followed by a verb in -ed, or a question
+    for a reason ("why could you not ...?": a cause comes before what it caused, so the
+    history may hold it)."""
     lang = lang or load_language()
     toks = [t.lower() for t in _TOKEN.findall(question)]
-    if set(toks) & lang.past_markers:
+    if set(toks) & lang.past_markers or asks_cause(question, lang):
         return True
     return any(a in lang.past_subjects and b.endswith("ed") and len(b) > 4 for a, b in zip(toks, toks[1:]))
 
@@ -315,6 +354,12 @@ def asks_first(question: str, lang: Language | None = None) -> bool:
     """Whether the question asks for the earliest report ("the first time", "at first")."""
     lang = lang or load_language()
     return _has_phrase(question, lang.first_markers)
+
+
+def asks_cause(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks for a reason ("why ...?", "what went wrong?")."""
+    lang = lang or load_language()
+    return _has_phrase(question, lang.cause_markers)
 
 
 def asks_latest(question: str, lang: Language | None = None) -> bool:
@@ -437,7 +482,7 @@ class RulesAnswerer:
     def __init__(self, *, encoder: Encoder | None = None, max_facts: int = 3, margin: float = 0.1,
                  entity_boost: float = 0.15, other_entity_penalty: float = 0.2, detail_penalty: float = 0.04,
                  question_word_boost: float = 0.1, recency_boost: float = 0.1,
-                 history_penalty: float = 0.2):
+                 history_penalty: float = 0.2, cause_boost: float = 1.0):
         self._encoder = encoder
         self.max_facts = max(1, int(max_facts))
         self.margin = float(margin)
@@ -447,6 +492,7 @@ class RulesAnswerer:
         self.question_word_boost = float(question_word_boost)
         self.recency_boost = float(recency_boost)
         self.history_penalty = float(history_penalty)
+        self.cause_boost = float(cause_boost)
         self.templates = load_fact_templates()
         self.texts = load_answer_texts()
         self.lang = load_language()
@@ -629,8 +675,14 @@ class RulesAnswerer:
         asks_who = bool(words & {"who", "whom", "whose"})
         asks_past = bool(words & {"did", "have", "has", "had", "were"})
         people = known_things(known).people
+        why = asks_cause(question, self.lang)
         for j, (m, k, v, _, kind) in enumerate(cands):
             t = self.templates.get(k.partition(":")[0])
+            if why and t is not None and t.cause:
+                # "why ...?": explanations, errors, failures; one about the things the question
+                # names is the answer, ahead of any state of those things
+                named_cause = bool(linked or names) and self._names_it(k, v, linked, names)
+                scores[j] += self.cause_boost if named_cause else self.question_word_boost
             if asks_who and k.partition(":")[0] != "person" and any(p in v for p in people):
                 scores[j] += self.question_word_boost      # "who ...?": facts that name a person
             if asks_past and t is not None and t.past:
