@@ -21,7 +21,8 @@ from raider_ros.common.paths import data_dir
 from raider_ros.common.token_count import count_message_tokens
 
 from .modules import ModuleCatalog, StateQAError, load_catalog
-from .rules import NAME as RULES_NAME, FactUse, RulesAnswerer, fill, load_answer_texts, time_window_s
+from .rules import (NAME as RULES_NAME, FactUse, RulesAnswerer, asks_latest, fill, find_mentions, is_past_question,
+                    known_things, load_answer_texts, object_timeline, time_window_s)
 from .summary import StateSummary, SummaryHistory
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,9 @@ MAX_QUESTION_CHARS = 2000
 MAX_REPLY_CHARS = 50_000         # of an LLM reply, read before parsing
 MAX_ANSWER_CHARS = 1200
 MAX_WINDOW_ITEMS = 6
+MAX_HISTORY_CONTEXTS = 6    # earlier summaries put into an LLM prompt for a question about the past
 PROMPT_PARTS = ("preamble.md", "context.md", "no_context.md", "instructions.md", "question.md")
+EXTRA_PARTS = ("history_context.md", "object_facts.md")   # optional: earlier summaries, one object's facts
 _FINAL = re.compile(r"final\s+answer\s*[:\-]\s*", re.I)
 _THOUGHT = re.compile(r"\bthought\s*:", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -60,6 +63,8 @@ class QAPrompt:
     no_context: str
     instructions: str
     question: str
+    history_context: str = "Earlier ({age}), my {title} reported:\n{summary}"
+    object_facts: str = "What my modules report about {object}, most recent first:\n{facts}"
 
     @classmethod
     def load(cls, directory: str | Path | None = None) -> "QAPrompt":
@@ -77,7 +82,16 @@ class QAPrompt:
             missing = [k for k in keys if k not in text]
             if missing:
                 raise StateQAError(f"{d / name}: the template lacks {', '.join(missing)}")
-        return cls(*parts)
+        extra = {}
+        for name, keys in zip(EXTRA_PARTS, (("{age}", "{title}", "{summary}"), ("{object}", "{facts}"))):
+            f = d / name
+            if f.is_file():
+                text = f.read_text(encoding="utf-8").strip()
+                missing = [k for k in keys if k not in text]
+                if missing:
+                    raise StateQAError(f"{f}: the template lacks {', '.join(missing)}")
+                extra[name.removesuffix(".md")] = text
+        return cls(*parts, **extra)
 
     def contexts(self, contexts: Sequence[StateSummary], missing: Sequence[str], catalog: ModuleCatalog,
                  now: float) -> str:
@@ -93,11 +107,20 @@ class QAPrompt:
         return "\n\n".join(blocks) if blocks else "(no contexts)"
 
     def messages(self, question: str, contexts: Sequence[StateSummary], missing: Sequence[str] = (),
-                 catalog: ModuleCatalog | None = None, now: float | None = None) -> list[dict]:
+                 catalog: ModuleCatalog | None = None, now: float | None = None, *,
+                 earlier: Sequence[StateSummary] = (), objects: Mapping[str, Sequence[str]] | None = None
+                 ) -> list[dict]:
+        """``earlier``: history summaries (questions about the past); ``objects``: per named
+        object, the lines of what every module reports about it, most recent first."""
         catalog = catalog or load_catalog()
         now = time.time() if now is None else now
-        user = "\n\n".join(["Given contexts:", self.contexts(contexts, missing, catalog, now), self.instructions,
-                            fill(self.question, question=question)])
+        parts = ["Given contexts:", self.contexts(contexts, missing, catalog, now)]
+        for s in earlier:
+            parts.append(fill(self.history_context, age=_age(s.stamp, now), title=catalog.title(s.module),
+                              summary=s.render()))
+        for obj, lines in (objects or {}).items():
+            parts.append(fill(self.object_facts, object=obj, facts="\n".join(f"- {x}" for x in lines)))
+        user = "\n\n".join([*parts, self.instructions, fill(self.question, question=question)])
         return [{"role": "system", "content": self.preamble}, {"role": "user", "content": user}]
 
 
@@ -214,9 +237,14 @@ class StateQA:
     def index(self, summaries: Summaries, *, background: bool = False) -> int:
         """Prepare for questions about these summaries (the rules answerer embeds their facts);
         a node calls it when a summary arrives (``background=True``: questions asked meanwhile
-        get the embedding model first), so that answering does not wait for it."""
+        get the embedding model first), so that answering does not wait for it. With a
+        :class:`SummaryHistory` the earlier summaries a question about the past reads
+        (``what_happened``) are embedded too - each summary once, when it enters the history."""
         latest = _latest(summaries)
-        return self.rules.index(latest.values(), background=background) if latest else 0
+        todo = list(latest.values())
+        if isinstance(summaries, SummaryHistory):
+            todo += summaries.what_happened()
+        return self.rules.index(todo, background=background) if todo else 0
 
     def ask(self, question: Any, summaries: Summaries = None, *, deadline: float | None = None,
             now: float | None = None) -> QAAnswer:
@@ -253,6 +281,11 @@ class StateQA:
         if sel.unknown and not (sel.modules and self._names_known_thing(q, latest)):
             return QAAnswer(q, self.texts["unknown"], labels=sel.labels, status="unknown")
         modules = [m for m in sel.modules if self.catalog.is_module(m) or m in latest]
+        history = source if isinstance(source, SummaryHistory) else None
+        mentions = find_mentions(q, known_things(latest.values()), self.rules.lang)
+        linked = list(dict.fromkeys(i for m in mentions for i in m.ids))
+        added = self._evidence_modules(linked, modules, latest)
+        modules += added
         missing = tuple(m for m in modules if m not in latest)
         contexts = [latest[m] for m in modules if m in latest]
         window = time_window_s(q)
@@ -260,9 +293,22 @@ class StateQA:
         if window is not None and isinstance(source, SummaryHistory):
             windowed = source.what_happened(now - window, now, modules)[-MAX_WINDOW_ITEMS:]
         evidence = windowed or contexts
+        past = (is_past_question(q, self.rules.lang) and not asks_latest(q, self.rules.lang)
+                and history is not None and not windowed)
+        earlier = self._earlier(history, modules, linked, mentions, latest) if past else []
+        timeline = object_timeline(linked, latest.values(), history) if linked else []
+        objects: dict[str, list[str]] = {}
+        for obj in dict.fromkeys(r.obj for r in timeline):
+            rows = [r for r in timeline if r.obj == obj]
+            if len({r.module for r in rows}) > 1:      # only where modules could disagree
+                objects[obj] = [f"{_age(r.time, now)}, my {self.catalog.title(r.module)}: {r.key}: {r.value}"
+                                + (" (last sighting, may be out of date)" if r.stale else
+                                   " (most recent)" if r.newest else "") for r in rows]
         base = dict(labels=sel.labels, missing=missing, modules=tuple(dict.fromkeys(s.module for s in evidence)),
-                    evidence=tuple(evidence))
-        tok_sel = count_message_tokens(self.prompt.messages(q, evidence, missing, self.catalog, now))
+                    evidence=tuple(evidence),
+                    note=f"modules added for the things named: {', '.join(added)}" if added else "")
+        tok_sel = count_message_tokens(self.prompt.messages(q, evidence, missing, self.catalog, now,
+                                                            earlier=earlier, objects=objects))
         all_ctx = [latest[m] for m in self.catalog.names if m in latest]
         all_missing = [m for m in self.catalog.names if m not in latest]
         tok_all = count_message_tokens(self.prompt.messages(q, all_ctx, all_missing, self.catalog, now))
@@ -275,13 +321,54 @@ class StateQA:
             return QAAnswer(q, text, status="no_state", **{**base, "modules": (), "evidence": ()})
 
         if self.llm is not None:
-            return self._ask_llm(q, evidence, known=list(latest.values()), deadline=deadline, now=now, base=base)
-        ans = self._ask_rules(q, evidence, list(latest.values()), windowed, now, base)
+            return self._ask_llm(q, evidence, known=list(latest.values()), deadline=deadline, now=now, base=base,
+                                 history=history, earlier=earlier, objects=objects)
+        ans = self._ask_rules(q, evidence, list(latest.values()), windowed, now, base, history=history)
         if primary is not None and primary in missing and not windowed:
             # the module the question is mostly about has said nothing: say so first
             note = fill(self.texts["nothing_published"], module_title=self.catalog.title(primary))
             ans = dataclasses.replace(ans, answer=f"{note} {ans.answer}", status="partial")
         return ans
+
+    def _evidence_modules(self, ids: Sequence[str], modules: Sequence[str],
+                          latest: Mapping[str, StateSummary]) -> list[str]:
+        """Modules the selector left out whose latest summary reports on an object the question
+        names (a fact with the object as its subject first, then by how many facts name it,
+        then the most recent), up to the selector's limit of labels (three, as in the paper)."""
+        if not ids:
+            return []
+        limit = int(getattr(getattr(self.selector, "config", None), "max_labels", 3) or 3)
+        room = limit - len(modules)
+        if room <= 0:
+            return []
+        ranked = []
+        for m, s in latest.items():
+            if m in modules or not self.catalog.is_module(m):
+                continue
+            keyed = sum(1 for k, _ in s.facts if k.partition(":")[2] in ids)
+            named = sum(1 for k, v in s.facts if any(re.search(rf"\b{re.escape(i)}\b", f"{k} {v}") for i in ids))
+            if keyed or named:
+                ranked.append((keyed, named, s.stamp, m))
+        ranked.sort(reverse=True)
+        return [m for *_, m in ranked[:room]]
+
+    def _earlier(self, history: SummaryHistory | None, modules: Sequence[str], ids: Sequence[str],
+                 mentions: Sequence[Any], latest: Mapping[str, StateSummary]) -> list[StateSummary]:
+        """The earlier summaries (what changed) of the answering modules - and of any module
+        whose earlier summaries name the question's objects - for a question about the past;
+        those naming the question's things first, then the most recent; at most
+        MAX_HISTORY_CONTEXTS, oldest first."""
+        if history is None:
+            return []
+        names = [m.surface.lower() for m in mentions if getattr(m, "present", False)] + [i.lower() for i in ids]
+        rows = [s for s in history.what_happened() if s.stamp < latest.get(s.module, s).stamp]
+
+        def names_it(s: StateSummary) -> bool:
+            blob = s.render().lower()
+            return any(n in blob for n in names)
+        rows = [s for s in rows if s.module in modules or (names and names_it(s))]
+        rows.sort(key=lambda s: (not (names and names_it(s)), -s.stamp))
+        return sorted(rows[:MAX_HISTORY_CONTEXTS], key=lambda s: s.stamp)
 
     def _names_known_thing(self, q: str, latest: Mapping[str, StateSummary]) -> bool:
         """Whether the question names an object, person or id some summary reports (then a
@@ -293,31 +380,39 @@ class StateQA:
     # ------------------------------------------------------------------ backends
     def _ask_rules(self, q: str, evidence: Sequence[StateSummary], known: Sequence[StateSummary],
                    windowed: Sequence[StateSummary], now: float, base: dict, note: str = "",
-                   status: str = "ok") -> QAAnswer:
+                   status: str = "ok", history: SummaryHistory | None = None) -> QAAnswer:
+        note = "; ".join(filter(None, [base.get("note", ""), note]))
+        base = {k: v for k, v in base.items() if k != "note"}
         if windowed:
             lines = [f"{_age(s.stamp, now)}, my {self.catalog.title(s.module)}: {s.text}" for s in windowed]
             return QAAnswer(q, " ".join(lines), backend=RULES_NAME, status=status, note=note, **base)
-        reply = self.rules.answer(q, evidence, known)
+        reply = self.rules.answer(q, evidence, known, history=history, now=now)
         used = tuple(dict.fromkeys(f.module for f in reply.facts)) or base["modules"]
-        ev = tuple(s for s in evidence if s.module in used) or base["evidence"]
+        pool = list(evidence) + [s for s in known if s not in evidence]
+        ev = tuple(s for s in pool if s.module in used) or base["evidence"]
         return QAAnswer(q, reply.text, backend=RULES_NAME, status=status, facts=reply.facts, note=note,
                         **{**base, "modules": used, "evidence": ev})
 
     def _ask_llm(self, q: str, evidence: Sequence[StateSummary], *, known: Sequence[StateSummary],
-                 deadline: float | None, now: float, base: dict) -> QAAnswer:
-        messages = self.prompt.messages(q, evidence, base["missing"], self.catalog, now)
+                 deadline: float | None, now: float, base: dict, history: SummaryHistory | None = None,
+                 earlier: Sequence[StateSummary] = (), objects: Mapping[str, Sequence[str]] | None = None
+                 ) -> QAAnswer:
+        messages = self.prompt.messages(q, evidence, base["missing"], self.catalog, now, earlier=earlier,
+                                        objects=objects)
+        if earlier:
+            base = {**base, "evidence": tuple(base["evidence"]) + tuple(earlier)}
         deadline = time.monotonic() + self.llm_timeout_s if deadline is None else deadline
         try:
             reply = self.llm.complete(messages, deadline=deadline)
         except Exception as exc:  # noqa: BLE001 - LLMError or anything else: fall back to the rules
             reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
             return self._ask_rules(q, evidence, known, (), now, base, note=f"the LLM failed: {reason}",
-                                   status="fallback")
+                                   status="fallback", history=history)
         answer = parse_final_answer(getattr(reply, "text", None))
         usage = dict(llm_prompt_tokens=int(getattr(reply, "prompt_tokens", 0) or 0),
                      llm_completion_tokens=int(getattr(reply, "completion_tokens", 0) or 0))
         if answer is None:
             return dataclasses.replace(
                 self._ask_rules(q, evidence, known, (), now, base, status="fallback",
-                                note="the LLM reply held no final answer"), **usage)
+                                note="the LLM reply held no final answer", history=history), **usage)
         return QAAnswer(q, answer, backend=self.backend, **base, **usage)

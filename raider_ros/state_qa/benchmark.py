@@ -144,6 +144,13 @@ class _Perception:
         self.graph = SceneGraph(clock=lambda: self.frames * self.FRAME_S)
 
     def update(self) -> None:
+        self._update()
+        if self.on_update is not None:
+            self.on_update()
+
+    on_update = None      # called after each perceived frame (the runner records the summaries)
+
+    def _update(self) -> None:
         frame = self.world.frame()
         self.provider.update(self.world.truth())
         r = self.world.scene.robot
@@ -160,10 +167,18 @@ def run_scenario(bench: BenchScenario) -> ScenarioRun:
     world = SimWorld()
     world.load_path(sc["scene"])
     perception = _Perception(world)
-    perception.update()
     skills = SkillLog()
     history = SummaryHistory()
     run = ScenarioRun(history)
+
+    def record() -> None:
+        # what the scene_graph and sim_world nodes publish whenever their state changes: the
+        # history then holds the world model, people and robot as they were at each frame
+        snap = perception.graph.snapshot()
+        history.extend([summarize_world_model(snap), summarize_people(snap), summarize_sim_robot(world, skills)])
+
+    perception.on_update = record
+    perception.update()
     if sc["run"] == "actions":
         acts = sc["actions"][: int(sc.get("checkpoint") or len(sc["actions"]))]
         for a in acts:
@@ -175,8 +190,6 @@ def run_scenario(bench: BenchScenario) -> ScenarioRun:
     else:
         _run_executor(bench, world, perception, skills, history, run)
         perception.update()
-    snap = perception.graph.snapshot()
-    history.extend([summarize_world_model(snap), summarize_people(snap), summarize_sim_robot(world, skills)])
     if bench.safety is not None:
         history.add(summarize_generic("safety_monitor", bench.safety))
     return run
@@ -200,7 +213,9 @@ def _run_executor(bench: BenchScenario, world: Any, perception: _Perception, ski
     human = ScriptedHuman(sc["person"], apply_world_change=lambda s: world.apply_setup(s, reset=False))
     planner = RecoveryPlanner()
     dialogue = DialogueLog()
-    tracker = ExecutionTracker()
+    # as the plan_executor and human_interface nodes: a summary at every change of the task
+    # or of the dialogue (the history answers "what happened" questions)
+    tracker = ExecutionTracker(on_change=lambda: history.add(summarize_executor(tracker)))
     last: dict[str, Any] = {}
 
     def detect(query: str, context: str) -> DetectionOutcome:
@@ -228,8 +243,16 @@ def _run_executor(bench: BenchScenario, world: Any, perception: _Perception, ski
     task = load_named(sc["domain"])
     steps = ActionMapping.load("", sc["domain"]).bind(plan(task).actions, task)
     steps = steps[: int(sc.get("steps") or len(steps))]
-    ports = Ports(detect=detect, plan_recovery=plan_recovery, skill=skills.wrap(skill),
-                  ask=dialogue.wrap_ask(human.ask), say=dialogue.wrap_say(human.say),
+    def ask(question: str, timeout_s: float):
+        answer = dialogue.wrap_ask(human.ask)(question, timeout_s)
+        history.add(summarize_dialogue(dialogue))
+        return answer
+
+    def say(text: str) -> None:
+        dialogue.wrap_say(human.say)(text)
+        history.add(summarize_dialogue(dialogue))
+
+    ports = Ports(detect=detect, plan_recovery=plan_recovery, skill=skills.wrap(skill), ask=ask, say=say,
                   resolve_name=human.resolve_name, holding=lambda: world.scene.robot.holding)
     ports = tracker.attach(ports)
     tracker.start(sc["domain"], steps)

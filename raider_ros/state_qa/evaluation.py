@@ -9,7 +9,7 @@ Truthfulness of an answer (:func:`truthful`): for a factual question, the answer
 expected mention (a mention may list alternatives); for an "unknown" question, it says it does
 not know (a phrase of ``data/state_qa/answers.yaml: dont_know_markers``); and in both cases it
 names no id (``Word_12``) and no capitalised name that appears neither in any summary nor in
-the question.
+the question. Words of the answerer's own templates (:func:`template_words`) are no names.
 """
 from __future__ import annotations
 
@@ -62,6 +62,23 @@ _ID = re.compile(r"\b[A-Z][A-Za-z0-9]*_\d+\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
 
+_PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
+
+
+def template_words() -> frozenset[str]:
+    """The words of the answerer's own templates (lower case, placeholders left out): the fixed
+    answers and history phrases of ``answers.yaml``, the fact sentences of ``facts.yaml`` and
+    the module titles of ``modules.yaml``. They are the answerer's wording, not names of things
+    ("Earlier (12 s ago), my issue detector reported: ..."), wherever they stand in an answer."""
+    from .modules import load_catalog
+    from .rules import load_answer_texts, load_fact_templates
+    texts = list(load_answer_texts().values())
+    texts += [t.say for t in load_fact_templates().values()]
+    catalog = load_catalog()
+    texts += [catalog.title(m) for m in catalog.names]
+    return frozenset(w.lower() for t in texts for w in _WORD.findall(_PLACEHOLDER.sub(" ", t)))
+
+
 @lru_cache(maxsize=1)
 def _answer_words() -> tuple[tuple[str, ...], frozenset[str]]:
     doc, p = read_yaml_mapping(state_qa_dir() / "answers.yaml", what="answer templates", error=StateQAError)
@@ -69,7 +86,7 @@ def _answer_words() -> tuple[tuple[str, ...], frozenset[str]]:
     common = doc.get("capitalised_words_not_names", [])
     if not isinstance(markers, list) or not markers:
         raise StateQAError(f"{p}: dont_know_markers: expected a list of phrases")
-    return tuple(str(m).lower() for m in markers), frozenset(str(w).lower() for w in common)
+    return tuple(str(m).lower() for m in markers), frozenset(str(w).lower() for w in common) | template_words()
 
 
 def says_dont_know(answer: str) -> bool:

@@ -11,7 +11,10 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Sequence
@@ -23,12 +26,15 @@ from raider_ros.common.text import singular, split_words, word_key
 from raider_ros.common.yamlfile import read_yaml_mapping
 
 from .modules import StateQAError, load_catalog, state_qa_dir
-from .summary import StateSummary
+from .summary import StateSummary, SummaryHistory
 
 NAME = "rules (no LLM)"
 Encoder = Callable[[Sequence[str]], np.ndarray]
 ID_RE = re.compile(r"\b[A-Z][A-Za-z0-9]*_\d+\b")
+MAX_HISTORY_FACTS = 120   # earlier facts weighed for one question (those naming its things first)
 EMBED_CHARS = 200         # a fact's sentence is compared by its beginning (its subject and kind)
+MAX_FACT_VECTORS = 16384  # fact texts whose embeddings the answerer keeps (about 24 MB)
+MAX_INDEXED_SUMMARIES = 4096   # summaries remembered as embedded (by module and facts)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
 
 
@@ -38,6 +44,9 @@ class FactTemplate:
     say: str
     about: str
     past: bool = False              # the fact tells what happened (history), not the state now
+    object_state: bool = False      # the fact says where an object is or what became of it
+    stale_marker: str = ""          # words by which the fact says it is a last sighting
+    cause: bool = False             # the fact gives a reason or says what went wrong
 
 
 @lru_cache(maxsize=2)
@@ -50,7 +59,9 @@ def load_fact_templates(path: str | None = None) -> dict[str, FactTemplate]:
     for k, e in raw.items():
         if not isinstance(e, dict) or not isinstance(e.get("say"), str) or not isinstance(e.get("about"), str):
             raise StateQAError(f"{p}: facts.{k}: expected say and about (text)")
-        out[str(k)] = FactTemplate(e["say"], e["about"], bool(e.get("past", False)))
+        out[str(k)] = FactTemplate(e["say"], e["about"], bool(e.get("past", False)),
+                                   bool(e.get("object_state", False)), str(e.get("stale_marker") or ""),
+                                   bool(e.get("cause", False)))
     return out
 
 
@@ -82,6 +93,12 @@ class Language:
     # vocabulary word key -> the type keys it can name
     things: dict[str, frozenset[str]]
     max_ngram: int
+    past_markers: frozenset[str] = frozenset()
+    past_subjects: frozenset[str] = frozenset()
+    first_markers: tuple[str, ...] = ()
+    latest_markers: tuple[str, ...] = ()
+    cause_markers: tuple[str, ...] = ()
+    part_links: tuple[tuple[str, ...], ...] = ()
 
 
 @lru_cache(maxsize=2)
@@ -120,8 +137,12 @@ def load_language(path: str | None = None) -> Language:
     units = {str(k): float(v) for k, v in (doc.get("time_units") or {}).items()}
     numbers = {str(k): float(v) for k, v in (doc.get("number_words") or {}).items()}
     max_ngram = max((len(split_words(x)) for x in things), default=1)
+    words = lambda key: tuple(str(x).lower() for x in (doc.get(key) or []))  # noqa: E731
     return Language(not_things, frozenset(str(x).lower() for x in doc.get("not_names", [])), units, numbers,
-                    {k: frozenset(v) for k, v in things.items()}, min(max_ngram, 3))
+                    {k: frozenset(v) for k, v in things.items()}, min(max_ngram, 3),
+                    frozenset(words("past_markers")), frozenset(words("past_subjects")), words("first_markers"),
+                    words("latest_markers"), words("cause_markers"),
+                    tuple(sorted((tuple(x.split()) for x in words("part_links")), key=len, reverse=True)))
 
 
 # --------------------------------------------------------------------------- things
@@ -144,6 +165,21 @@ class Known:
 
 
 def known_things(summaries: Iterable[StateSummary]) -> Known:
+    """What the summaries name. The same summaries give the same (shared, not to be changed)
+    result: it is read three times per question and cached for the last few sets."""
+    summaries = tuple(summaries)
+    try:
+        return _known_cached(summaries)
+    except TypeError:            # an unhashable stand-in for a summary
+        return _known_things(summaries)
+
+
+@lru_cache(maxsize=8)
+def _known_cached(summaries: tuple[StateSummary, ...]) -> Known:
+    return _known_things(summaries)
+
+
+def _known_things(summaries: Iterable[StateSummary]) -> Known:
     ids: dict[str, str] = {}
     types: dict[str, str] = {}
     words: set[str] = set()
@@ -193,6 +229,7 @@ def find_mentions(question: str, known: Known, lang: Language) -> list[Mention]:
     out.extend(_indefinite_things(question, known, lang, out))
     words = [(i, [singular(w) for w in split_words(t)]) for i, (t, _) in enumerate(tokens) if i not in used]
     flat = [(i, w) for i, ws in words for w in ws]
+    spans: list[tuple[int, int, Mention]] = []      # token span of each vocabulary thing
     j = 0
     while j < len(flat):
         hit = None
@@ -209,8 +246,39 @@ def find_mentions(question: str, known: Known, lang: Language) -> list[Mention]:
         cands = lang.things[key] | {key}
         ids = tuple(i for i, t in known.type_of.items() if t in cands or t.endswith(key))
         present = bool(ids) or all(w in known.words for _, w in flat[j:j + n])
-        out.append(Mention(surface, "thing", present, ids))
+        spans.append((flat[j][0], flat[j + n - 1][0], Mention(surface, "thing", present, ids)))
         j += n
+    out.extend(_parts_of_objects(spans, [t.lower() for t, _ in tokens], lang))
+    return out
+
+
+def _parts_of_objects(spans: Sequence[tuple[int, int, Mention]], tokens: Sequence[str],
+                      lang: Language) -> list[Mention]:
+    """A thing no summary reports, written as a part of one that a summary does report -
+    "the fridge door", "the door of the fridge" - names that object: the mention becomes the
+    object's (present, its ids), so the answer speaks of the fridge instead of "I don't know of
+    any door"."""
+    out = []
+    for a, b, m in spans:
+        if m.present:
+            out.append(m)
+            continue
+        owner = None
+        for a2, b2, m2 in spans:
+            if not m2.present:
+                continue
+            if b2 == a - 1:                                   # "fridge door"
+                owner = m2
+            else:                                             # "door of the fridge"
+                gap = tuple(tokens[b + 1:a2])
+                if a2 > b + 1 and gap in lang.part_links:
+                    owner = m2
+            if owner is not None:
+                break
+        if owner is None:
+            out.append(m)
+        else:
+            out.append(Mention(f"{m.surface} of {owner.surface}", "thing", True, owner.ids))
     return out
 
 
@@ -265,6 +333,130 @@ def time_window_s(question: str, lang: Language | None = None) -> float | None:
     return count * unit
 
 
+def is_past_question(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks what happened ("why did you ...", "what happened ...", "you
+    tried ..."): a word of ``past_markers``, a subject followed by a verb in -ed, or a question
+    for a reason ("why could you not ...?": a cause comes before what it caused, so the
+    history may hold it)."""
+    lang = lang or load_language()
+    toks = [t.lower() for t in _TOKEN.findall(question)]
+    if set(toks) & lang.past_markers or asks_cause(question, lang):
+        return True
+    return any(a in lang.past_subjects and b.endswith("ed") and len(b) > 4 for a, b in zip(toks, toks[1:]))
+
+
+def _has_phrase(question: str, phrases: Iterable[str]) -> bool:
+    low = " ".join(_TOKEN.findall(question.lower()))
+    return any(re.search(rf"\b{re.escape(m)}\b", low) for m in phrases)
+
+
+def asks_first(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks for the earliest report ("the first time", "at first")."""
+    lang = lang or load_language()
+    return _has_phrase(question, lang.first_markers)
+
+
+def asks_cause(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks for a reason ("why ...?", "what went wrong?")."""
+    lang = lang or load_language()
+    return _has_phrase(question, lang.cause_markers)
+
+
+def asks_latest(question: str, lang: Language | None = None) -> bool:
+    """Whether the question asks for the latest report ("what did you do last?"): then the
+    history is not read (the latest summaries hold it)."""
+    lang = lang or load_language()
+    return _has_phrase(question, lang.latest_markers) and not asks_first(question, lang)
+
+
+def age_text(stamp: float, now: float) -> str:
+    d = now - stamp
+    if d < 1:
+        return "just now"
+    if d < 90:
+        return f"{d:.0f} s ago"
+    if d < 5400:
+        return f"{d / 60:.0f} min ago"
+    return f"{d / 3600:.1f} h ago"
+
+
+_LAST_SEEN = re.compile(r"last seen (?:less than |about |over )?(\d+(?:\.\d+)?)\s*([a-z]+) ago")
+
+
+def _about_objects(key: str, value: str, ids: Iterable[str], templates: dict) -> set[str]:
+    """The objects of ``ids`` a fact is about: its subject, or named in the value of a fact that
+    says where an object is (``object_state`` in facts.yaml)."""
+    subject = key.partition(":")[2]
+    t = templates.get(key.partition(":")[0])
+    out = set()
+    for i in ids:
+        if subject == i or (t is not None and t.object_state and re.search(rf"\b{re.escape(i)}\b", value)):
+            out.add(i)
+    return out
+
+
+@dataclass(frozen=True)
+class ObjectFact:
+    """One module's fact about an object with the time it tells about: when the module first
+    reported it (from the history), or for a last sighting, when the object was last perceived."""
+    obj: str
+    module: str
+    key: str
+    value: str
+    time: float
+    stale: bool
+    newest: bool = False
+
+
+def object_timeline(ids: Iterable[str], latest: Iterable[StateSummary], history: SummaryHistory | None = None,
+                    templates: dict | None = None, lang: Language | None = None) -> list[ObjectFact]:
+    """Every module's current facts about the objects ``ids``, newest first per object; the
+    newest fact that is no last sighting is marked ``newest`` (it wins), and last sightings are
+    marked ``stale``. A fact's time: the start of the run of history summaries of its module
+    reporting the same value (without a history, the summary's stamp); a last sighting's time:
+    the last summary in which the fact did not carry the ``stale_marker``, else the summary's
+    stamp less the "last seen ... ago" it states."""
+    templates = templates if templates is not None else load_fact_templates()
+    lang = lang or load_language()
+    ids = list(ids)
+    rows: list[ObjectFact] = []
+    for s in latest:
+        past = history.past(s.module) if history is not None else []
+        for k, v in s.facts:
+            objs = _about_objects(k, v, ids, templates)
+            if not objs:
+                continue
+            t = templates.get(k.partition(":")[0])
+            stale = bool(t is not None and t.stale_marker and t.stale_marker in v)
+            when = s.stamp
+            if stale:
+                seen = [p.stamp for p in past if p.stamp < s.stamp and p.fact(k) is not None
+                        and t.stale_marker not in (p.fact(k) or "")]
+                m = _LAST_SEEN.search(v)
+                if seen:
+                    when = max(seen)
+                elif m:
+                    unit = lang.time_units.get(m.group(2)) or lang.time_units.get(m.group(2).rstrip("s"))
+                    if unit:
+                        when = s.stamp - float(m.group(1)) * unit
+            else:
+                for p in reversed([p for p in past if p.stamp <= s.stamp]):
+                    if p.fact(k) != v:
+                        break
+                    when = p.stamp
+            for o in objs:
+                rows.append(ObjectFact(o, s.module, k, v, when, stale))
+    out: list[ObjectFact] = []
+    for o in ids:
+        group = sorted((r for r in rows if r.obj == o), key=lambda r: -r.time)
+        fresh = [r for r in group if not r.stale]
+        if fresh and len({r.module for r in group}) > 1:
+            best = fresh[0]
+            group = [dataclasses.replace(r, newest=True) if r is best else r for r in group]
+        out.extend(group)
+    return out
+
+
 # --------------------------------------------------------------------------- answering
 @dataclass(frozen=True)
 class FactUse:
@@ -289,7 +481,8 @@ class RulesAnswerer:
 
     def __init__(self, *, encoder: Encoder | None = None, max_facts: int = 3, margin: float = 0.1,
                  entity_boost: float = 0.15, other_entity_penalty: float = 0.2, detail_penalty: float = 0.04,
-                 question_word_boost: float = 0.1):
+                 question_word_boost: float = 0.1, recency_boost: float = 0.1,
+                 history_penalty: float = 0.2, cause_boost: float = 1.0):
         self._encoder = encoder
         self.max_facts = max(1, int(max_facts))
         self.margin = float(margin)
@@ -297,10 +490,15 @@ class RulesAnswerer:
         self.other_entity_penalty = float(other_entity_penalty)
         self.detail_penalty = float(detail_penalty)
         self.question_word_boost = float(question_word_boost)
+        self.recency_boost = float(recency_boost)
+        self.history_penalty = float(history_penalty)
+        self.cause_boost = float(cause_boost)
         self.templates = load_fact_templates()
         self.texts = load_answer_texts()
         self.lang = load_language()
-        self._indexed: dict = {}            # (module, facts) of summaries indexed, oldest first
+        self._indexed: OrderedDict = OrderedDict()   # (module, facts) of the summaries embedded
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()   # fact text -> its embedding
+        self._vec_lock = threading.Lock()   # guards the two dicts, never held while the model runs
 
     def _encode(self, texts: Sequence[str], background: bool = False) -> np.ndarray:
         from . import embedding
@@ -323,30 +521,70 @@ class RulesAnswerer:
         text = t.about if t is not None else key.replace("_", " ").replace(".", " ")
         return f"{text} {subject}".strip()
 
+    def fact_texts(self, key: str, value: str) -> tuple[str, str]:
+        """The two texts of a fact compared with a question: what it is about, its sentence."""
+        return self.about(key), self.sentence(key, value)[:EMBED_CHARS]
+
+    def fact_vectors(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
+        """Embeddings of fact texts from the answerer's store; texts not in it (a summary not
+        indexed yet) are embedded once and kept. Bounded (least recently used goes first)."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._vec_lock:
+            found = {}
+            for t in dict.fromkeys(texts):
+                v = self._vectors.get(t)
+                if v is not None:
+                    self._vectors.move_to_end(t)
+                    found[t] = v
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            vecs = self._encode(missing, background=background)
+            with self._vec_lock:
+                for t, v in zip(missing, vecs):
+                    self._vectors[t] = found[t] = v
+                while len(self._vectors) > MAX_FACT_VECTORS:
+                    self._vectors.popitem(last=False)
+        return np.stack([found[t] for t in texts])
+
     def index(self, summaries: Iterable[StateSummary], *, background: bool = False) -> int:
-        """Embed the summaries' facts ahead of the questions (the embeddings are cached), as a
-        node does when a summary arrives; returns the number of texts handed to the encoder.
-        A summary whose facts were indexed before (same content) is skipped; ``background``:
-        nobody waits for it (questions get the model first)."""
-        texts = []
-        for s in summaries:
-            key = (s.module, s.facts)
-            if key in self._indexed:
-                continue
-            for k, v in s.facts:
-                texts += [self.about(k), self.sentence(k, v)[:EMBED_CHARS]]
-            self._indexed[key] = None
-        while len(self._indexed) > 256:
-            self._indexed.pop(next(iter(self._indexed)))
+        """Embed the summaries' facts ahead of the questions, once per summary: a node calls it
+        when summaries enter its history (latest and earlier ones alike), so that answering -
+        also a question about the past - only looks embeddings up. A summary indexed before
+        (same module and facts) is skipped, and so is a fact text already embedded; returns the
+        number of texts handed to the encoder. ``background``: nobody waits for it (questions
+        get the model first)."""
+        texts: list[str] = []
+        with self._vec_lock:
+            for s in summaries:
+                key = (s.module, s.facts)
+                if key in self._indexed:
+                    self._indexed.move_to_end(key)
+                    continue
+                self._indexed[key] = None
+                for k, v in s.facts:
+                    if k != "facts_dropped":
+                        texts += [t for t in self.fact_texts(k, v) if t not in self._vectors]
+            while len(self._indexed) > MAX_INDEXED_SUMMARIES:
+                self._indexed.popitem(last=False)
+        texts = list(dict.fromkeys(texts))
         if texts:
-            self._encode(texts, background=background)
+            self.fact_vectors(texts, background=background)
         return len(texts)
 
     def answer(self, question: str, contexts: Sequence[StateSummary],
-               known: Sequence[StateSummary] | None = None) -> RulesReply:
-        all_known = known_things(known if known is not None else contexts)
+               known: Sequence[StateSummary] | None = None, *, history: SummaryHistory | None = None,
+               now: float | None = None) -> RulesReply:
+        """``contexts``: the selected modules' latest summaries; ``known``: every module's latest
+        (for the things named, and for the facts about a named object from every module);
+        ``history``: for questions about the past, earlier facts of the modules answering."""
+        known = list(known if known is not None else contexts)
+        all_known = known_things(known)
         mentions = find_mentions(question, all_known, self.lang)
         absent = [m for m in mentions if not m.present]
+        past = is_past_question(question, self.lang) and not asks_latest(question, self.lang)
+        now = max((s.stamp for s in known), default=0.0) if now is None else float(now)
         if absent:
             # common nouns are repeated ("any microwave"); ids and names are not, so the answer
             # never names a thing that no module reports
@@ -355,22 +593,77 @@ class RulesAnswerer:
                 text = fill(self.texts["absent"], things=" or ".join(dict.fromkeys(things)))
             else:
                 text = self.texts["absent_name"]
-            return RulesReply(text, (), tuple(m.surface for m in absent), tuple(mentions))
-        cands = [(s.module, k, v) for s in contexts for k, v in s.facts if k != "facts_dropped"]
-        if not cands:
+            uses: tuple[FactUse, ...] = ()
+            if past and history is not None:
+                # "why did you stop before the X?" with no X: say so, then what did happen
+                rest = [m for m in mentions if m.present]
+                uses = self._best(question, contexts, known, rest, history, now, past=True, history_only=True)
+                if uses:
+                    text = " ".join([text, self.texts.get("absent_but", ""), *dict.fromkeys(u.sentence for u in uses)])
+            return RulesReply(text.strip(), uses, tuple(m.surface for m in absent), tuple(mentions))
+        uses = self._best(question, contexts, known, mentions, history, now, past=past)
+        if not uses:
             titles = ", ".join(load_catalog().title(s.module) for s in contexts) or "modules"
             return RulesReply(fill(self.texts["no_fact"], modules=titles), (), (), tuple(mentions))
-        sentences = [self.sentence(k, v) for _, k, v in cands]
-        abouts = [self.about(k) for _, k, _ in cands]
-        E = self._encode([question, *abouts, *(x[:EMBED_CHARS] for x in sentences)])
-        q, A, S = E[0], E[1:1 + len(cands)], E[1 + len(cands):]
-        scores = 0.6 * (A @ q) + 0.4 * (S @ q)
+        text = " ".join(dict.fromkeys(u.sentence for u in uses))
+        return RulesReply(text, uses, (), tuple(mentions))
+
+    def _best(self, question: str, contexts: Sequence[StateSummary], known: Sequence[StateSummary],
+              mentions: Sequence[Mention], history: SummaryHistory | None, now: float, *, past: bool,
+              history_only: bool = False) -> tuple[FactUse, ...]:
+        titles = load_catalog()
         linked = {i for m in mentions for i in m.ids}
         names = {m.surface.lower() for m in mentions if m.kind in ("name", "thing")}
-        for j, (_, k, v) in enumerate(cands):
+        # candidates: (module, key, value, stamp, kind) with kind now | object | earlier
+        cands: list[tuple[str, str, str, float, str]] = []
+        if not history_only:
+            cands = [(s.module, k, v, s.stamp, "now") for s in contexts for k, v in s.facts if k != "facts_dropped"]
+        seen = {(m, k, v) for m, k, v, _, _ in cands}
+        timeline = {(r.module, r.key, r.value): r for r in object_timeline(linked, known, history, self.templates,
+                                                                            self.lang)} if linked else {}
+        if not history_only:
+            for s in known:        # the facts about a named object from every module
+                for k, v in s.facts:
+                    if (s.module, k, v) in timeline and (s.module, k, v) not in seen:
+                        cands.append((s.module, k, v, s.stamp, "object"))
+                        seen.add((s.module, k, v))
+        if past and history is not None:
+            mods = {s.module for s in contexts} | {c[0] for c in cands}
+            if history_only:
+                mods |= {s.module for s in known}
+            latest = {s.module: s.stamp for s in known}
+            earlier: dict[tuple[str, str, str], float] = {}
+            for s in history.what_happened(None, None, mods):
+                if s.stamp >= latest.get(s.module, float("inf")):
+                    continue
+                for k, v in s.facts:
+                    key = (s.module, k, v)
+                    if k != "facts_dropped" and key not in seen and key not in earlier:
+                        earlier[key] = s.stamp          # the first time it was reported
+            rows = sorted(earlier.items(), key=lambda kv: (not self._names_it(kv[0][1], kv[0][2], linked, names),
+                                                           -kv[1]))[:MAX_HISTORY_FACTS]
+            cands += [(m, k, v, t, "earlier") for (m, k, v), t in rows]
+        if not cands:
+            return ()
+        sentences = []
+        for m, k, v, t, kind in cands:
+            say = self.sentence(k, v)
+            row = timeline.get((m, k, v))
+            if kind == "earlier":
+                say = fill(self.texts["earlier"], age=age_text(t, now), module_title=titles.title(m), sentence=say)
+            elif row is not None and row.stale:
+                say = f"{say} {fill(self.texts['stale'], age=age_text(row.time, now), module_title=titles.title(m))}"
+            elif row is not None and row.newest:
+                say = f"{say} {fill(self.texts['as_of'], age=age_text(row.time, now), module_title=titles.title(m))}"
+            sentences.append(say)
+        pairs = [self.fact_texts(k, v) for _, k, v, _, _ in cands]
+        q = self._encode([question])[0]            # cached: the selector embedded it
+        V = self.fact_vectors([a for a, _ in pairs] + [b for _, b in pairs])   # indexed when they arrived
+        A, S = V[:len(cands)], V[len(cands):]
+        scores = 0.6 * (A @ q) + 0.4 * (S @ q)
+        for j, (_, k, v, _, _) in enumerate(cands):
             subject = k.partition(":")[2]
-            blob = f"{k} {v}".lower()
-            about_it = any(i.lower() in blob for i in linked) or any(n in blob for n in names)
+            about_it = self._names_it(k, v, linked, names)
             if linked or names:
                 if about_it:
                     scores[j] += self.entity_boost
@@ -381,16 +674,49 @@ class RulesAnswerer:
         words = {w.lower() for w in _TOKEN.findall(question)}
         asks_who = bool(words & {"who", "whom", "whose"})
         asks_past = bool(words & {"did", "have", "has", "had", "were"})
-        for j, (_, k, v) in enumerate(cands):
+        people = known_things(known).people
+        why = asks_cause(question, self.lang)
+        for j, (m, k, v, _, kind) in enumerate(cands):
             t = self.templates.get(k.partition(":")[0])
-            if asks_who and k.partition(":")[0] != "person" and any(p in v for p in all_known.people):
+            if why and t is not None and t.cause:
+                # "why ...?": explanations, errors, failures; one about the things the question
+                # names is the answer, ahead of any state of those things
+                named_cause = bool(linked or names) and self._names_it(k, v, linked, names)
+                scores[j] += self.cause_boost if named_cause else self.question_word_boost
+            if asks_who and k.partition(":")[0] != "person" and any(p in v for p in people):
                 scores[j] += self.question_word_boost      # "who ...?": facts that name a person
             if asks_past and t is not None and t.past:
                 scores[j] += self.question_word_boost      # "did you ...?": what happened
+            row = timeline.get((m, k, v))
+            if row is not None and row.newest:
+                scores[j] += self.recency_boost            # the most recent fact about the object
+            elif row is not None and row.stale and any(r.newest and r.obj == row.obj and r.time > row.time
+                                                       for r in timeline.values()):
+                scores[j] -= self.recency_boost            # a last sighting older than another report
+        first_asked = past and asks_first(question, self.lang)
+        current = {(m, k): self._names_it(k, v, linked, names) for m, k, v, _, kind in cands if kind != "earlier"}
+        for j, (m, k, v, _, kind) in enumerate(cands):
+            # an earlier value of a fact the module still reports gives way to the current one,
+            # unless it is the one about the things the question names, or the first is asked for
+            if kind == "earlier" and (m, k) in current and not first_asked:
+                if not (self._names_it(k, v, linked, names) and not current[(m, k)]):
+                    scores[j] -= self.history_penalty
+        if first_asked:
+            # "the first time": the earliest report of each kind of fact wins over later ones
+            first: dict[tuple[str, str], int] = {}
+            for j, (m, k, _, t, _) in enumerate(cands):
+                key = (m, k.partition(":")[0])
+                if key not in first or t < cands[first[key]][3]:
+                    first[key] = j
+            for j in first.values():
+                scores[j] += self.question_word_boost
         order = np.argsort(-scores)
         best = float(scores[order[0]])
         chosen = [int(j) for j in order[: self.max_facts] if scores[j] >= best - self.margin]
-        uses = tuple(FactUse(cands[j][0], cands[j][1], cands[j][2], sentences[j], round(float(scores[j]), 4))
+        return tuple(FactUse(cands[j][0], cands[j][1], cands[j][2], sentences[j], round(float(scores[j]), 4))
                      for j in chosen)
-        text = " ".join(dict.fromkeys(u.sentence for u in uses))
-        return RulesReply(text, uses, (), tuple(mentions))
+
+    @staticmethod
+    def _names_it(key: str, value: str, linked: set[str], names: set[str]) -> bool:
+        blob = f"{key} {value}".lower()
+        return any(i.lower() in blob for i in linked) or any(n in blob for n in names)
