@@ -211,23 +211,31 @@ def rss_10000() -> dict:
 
 
 def compare_indexes(directory: Path) -> dict:
-    """Every installed index library on the document vectors of a 10,000-object house, queried
+    """Every installed index library on the document vectors of a 10,000-object house (two per
+    document: the label and the label with its type's description), queried
     with the entity phrases of the set's cases; exact search is the reference."""
+    from raider_ros.agent.backends.rules.knowledge import load_knowledge, type_key
     from raider_ros.retrieval.abstraction import RulesAbstractor
-    from raider_ros.retrieval.documents import label_of
+    from raider_ros.retrieval.documents import DocumentStore, label_of
     from raider_ros.retrieval.embedder import shared_embedder
     from raider_ros.retrieval.index import KINDS, available, make_index
     from raider_ros.sim.house import generate_house
     emb = shared_embedder()
     house = generate_house(10000, seed=7)
-    labels = [label_of(o.id, {"kind": "object", "type": o.type}) for o in house.scene.objects]
-    vecs = emb.embed(labels)
+    kb = load_knowledge()
+    store = DocumentStore(emb, "exact", describe=lambda t: kb.type_descriptions.get(type_key(t)))
+    texts = []          # as the document store indexes them: each label and its described text
+    for o in house.scene.objects:
+        attrs = {"kind": "object", "type": o.type}
+        label = label_of(o.id, attrs)
+        texts += [label, store.text_of(o.id, attrs, label)]
+    vecs = emb.embed(texts)
     bench = load_benchmark(directory)
     ab = RulesAbstractor()
     phrases = sorted({e.phrase for c in bench.cases for e in ab.abstract(c.query, str(c.extra.get("context") or "")).entities
                       if e.phrase})
     qv = emb.embed(phrases)
-    exact = make_index("exact", vecs.shape[1], 10000)
+    exact = make_index("exact", vecs.shape[1], len(vecs))
     exact.upsert(list(range(len(vecs))), vecs)
     ref = [exact.search(q, QUERIES_K) for q in qv]
     out: dict = {"index_docs": len(vecs), "index_queries": len(phrases)}
@@ -238,7 +246,7 @@ def compare_indexes(directory: Path) -> dict:
             continue
         gc.collect()
         t0 = time.perf_counter()
-        idx = make_index(kind, vecs.shape[1], 10000)
+        idx = make_index(kind, vecs.shape[1], len(vecs))
         idx.upsert(list(range(len(vecs))), vecs)
         idx.search(qv[0], QUERIES_K)        # annoy builds its trees on the first search
         build = time.perf_counter() - t0

@@ -1,6 +1,9 @@
 """The scene graph as documents (EmbodiedRAG §4.1): one document per object or person, its
 label as content, its attributes as metadata, its relations as edges of a networkx graph, its
-embedding in a vector index.
+embeddings in a vector index: two per document, the label ("canister") and the label with the
+general knowledge of its type, the one-line description of ``object_types.yaml`` ("canister: a
+round container with a lid for keeping dry food or other goods"), the two texts the rules
+reasoner compares a noun phrase with when it grounds it.
 
 :meth:`DocumentStore.sync` folds in a scene-graph snapshot incrementally: nodes whose
 attribute dict is the very one seen last time are skipped (the scene graph shares the
@@ -13,7 +16,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import networkx as nx
 import numpy as np
@@ -46,12 +49,31 @@ def label_of(node_id: str, attrs: Mapping[str, Any]) -> str:
     return words
 
 
+def label_key(key: int) -> int:
+    """The index key of a document's label vector."""
+    return 2 * key
+
+
+def text_key(key: int) -> int:
+    """The index key of a document's described text ("<label>: <type description>")."""
+    return 2 * key + 1
+
+
+def doc_key(index_key: int) -> int:
+    """The document key an index key belongs to."""
+    return int(index_key) // 2
+
+
 @dataclass
 class Document:
     id: str
     key: int
     content: str
     meta: dict[str, Any]
+    text: str = ""             # the label with its type's description (the label when none is known)
+
+    def __post_init__(self) -> None:
+        self.text = self.text or self.content
 
     @property
     def present(self) -> bool:
@@ -77,6 +99,7 @@ class SyncStats:
 class DocumentStore:
     embedder: Embedder
     index_kind: str = DEFAULT_INDEX
+    describe: Callable[[str], str | None] | None = None   # type -> its one-line description
     docs: dict[str, Document] = field(default_factory=dict)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph)
     robot: dict[str, Any] = field(default_factory=dict)
@@ -101,6 +124,16 @@ class DocumentStore:
     def vector(self, doc_id: str) -> np.ndarray:
         return self.embedder.embed([self.docs[doc_id].content])[0]
 
+    def text_vector(self, doc_id: str) -> np.ndarray:
+        return self.embedder.embed([self.docs[doc_id].text])[0]
+
+    def text_of(self, node_id: str, attrs: Mapping[str, Any], label: str) -> str:
+        """'canister: a round container with a lid ...': the label and its type's description."""
+        if attrs.get("kind") == "person" or self.describe is None:
+            return label
+        desc = self.describe(str(attrs.get("type") or _ID_SUFFIX.sub(r"\1", node_id)))
+        return f"{label}: {desc}" if desc else label
+
     def objects(self) -> int:
         return sum(1 for d in self.docs.values() if d.kind == "object")
 
@@ -123,17 +156,18 @@ class DocumentStore:
                     continue
                 self._attrs[nid] = a
                 content = label_of(nid, a)
+                text = self.text_of(nid, a, content)
                 doc = self.docs.get(nid)
                 if doc is None:
-                    doc = Document(nid, self._next_key, content, {})
+                    doc = Document(nid, self._next_key, content, {}, text)
                     self._next_key += 1
                     self.docs[nid] = doc
                     self.by_key[doc.key] = nid
                     to_embed.append(doc)
                     st.added += 1
-                elif doc.content != content:
+                elif doc.content != content or doc.text != text:
                     self._untype(doc)
-                    doc.content = content
+                    doc.content, doc.text = content, text
                     to_embed.append(doc)
                 self._untype(doc)
                 doc.meta = {k: a.get(k) for k in META_KEYS if a.get(k) is not None}
@@ -144,7 +178,7 @@ class DocumentStore:
                 st.changed += 1
             gone = [i for i in self.docs if i not in seen]
             if gone:
-                self.index.remove([self.docs[i].key for i in gone])
+                self.index.remove([k for i in gone for k in (label_key(self.docs[i].key), text_key(self.docs[i].key))])
             for i in gone:
                 doc = self.docs.pop(i)
                 self._untype(doc)
@@ -156,8 +190,8 @@ class DocumentStore:
                     self.graph.remove_node(i)
             st.removed = len(gone)
             if to_embed:
-                vecs = self.embedder.embed([d.content for d in to_embed])
-                self.index.upsert([d.key for d in to_embed], vecs)
+                vecs = self.embedder.embed([t for d in to_embed for t in (d.content, d.text)])
+                self.index.upsert([k for d in to_embed for k in (label_key(d.key), text_key(d.key))], vecs)
                 st.embedded = len(to_embed)
             self._set_frame_edges(g)
             st.documents = len(self.docs)

@@ -6,7 +6,13 @@
 2. entry points: per entity, the documents above a similarity threshold, at most ``k_sight``
    among the objects in sight (and in the gripper) and ``k_memory`` among the remembered ones
    (a search of the vector index); an explicit id, and the member types of a category word,
-   count as exact hits; a generic word ("thing") is found through its relations;
+   count as exact hits; a generic word ("thing") is found through its relations. A document's
+   score is the rules reasoner's meaning score (``grounding.meaning_score``): the similarity of
+   the phrase to its label or to its label with its type's description, whichever is higher,
+   plus a bonus when the phrase's words are in that description. When nothing in sight reaches
+   the reasoner's own bar for "the phrase names this type" (``MEANING_SCORE``), the phrase is
+   one the general knowledge does not resolve ("the till"): the ``k_sight`` closest objects in
+   sight become its entry points, for the detector to judge;
 3. the induced subgraph of the entry points, plus the neighbours the task's relations need:
    what carries or contains an entry point, and, where its preconditions ask, what blocks it,
    stands on it or is inside it; the people when people take part; the robot and what it holds;
@@ -24,8 +30,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+from raider_ros.agent.backends.rules.grounding import MEANING_SCORE, meaning_score
+from raider_ros.agent.backends.rules.knowledge import Knowledge, load_knowledge
+from raider_ros.agent.backends.rules.knowledge import type_key as kb_type_key
+
 from .abstraction import EntityQuery, RulesAbstractor, TaskAbstraction, mentioned_entities
-from .documents import ROBOT_ID, SUPPORT_RELATIONS, DocumentStore, type_key
+from .documents import ROBOT_ID, SUPPORT_RELATIONS, DocumentStore, doc_key, type_key
 from .embedder import Embedder, shared_embedder
 from .index import DEFAULT_INDEX
 
@@ -114,9 +124,14 @@ class Retriever:
         self.settings = settings or RetrievalSettings()
         self.embedder = embedder or shared_embedder()
         self.abstractor = abstractor or RulesAbstractor()
-        self.store = DocumentStore(self.embedder, self.settings.index)
+        kb = getattr(self.abstractor, "kb", None)
+        self.kb: Knowledge = kb if isinstance(kb, Knowledge) else load_knowledge()
+        self.store = DocumentStore(self.embedder, self.settings.index, describe=self._describe)
         self._lock = threading.RLock()
         self._snap: Any = None
+
+    def _describe(self, type_name: str) -> str | None:
+        return self.kb.type_descriptions.get(kb_type_key(type_name))
 
     # ------------------------------------------------------------------ sync
     def sync(self):
@@ -202,11 +217,14 @@ class Retriever:
         phrases = list(dict.fromkeys(e.phrase for e in entities if e.phrase and not e.id_hint and not e.generic))
         qv = dict(zip(phrases, self.embedder.embed(phrases))) if phrases else {}
         present = [i for i in st.present if st.docs[i].kind == "object"]
-        present_vecs = self.embedder.embed([st.docs[i].content for i in present]) if present else None
+        if present:
+            label_vecs = self.embedder.embed([st.docs[i].content for i in present])
+            text_vecs = self.embedder.embed([st.docs[i].text for i in present])
         entries: dict[int, list[str]] = {}
         for n, e in enumerate(entities):
             reason = f"{reason_prefix} '{e.phrase}'"
             hits: dict[str, float] = {}
+            closest: set[str] = set()
             if e.id_hint:
                 exact = next((i for i in st.docs if i.lower() == e.id_hint.lower()), None)
                 if exact is not None:
@@ -219,17 +237,35 @@ class Retriever:
                     for i in st.by_type.get(t, ()):
                         hits[i] = max(hits.get(i, 0.0), 0.95 if t != type_key(e.phrase) else 1.0)
                 v = qv.get(e.phrase)
+                words = e.phrase.split()
+                scored: dict[tuple[str, str], float] = {}      # (label, text) -> meaning score
+
+                def score(i: str, sim_label: float, sim_text: float) -> float:
+                    d = st.docs[i]
+                    k = (d.content, d.text)
+                    if k not in scored:     # at most 1: the word bonus can lift a score above it
+                        scored[k] = min(1.0, meaning_score(self.kb, words, d.content, d.text, sim_label, sim_text))
+                    return scored[k]
+
                 if v is not None and present:
-                    sims = present_vecs @ v
-                    for i, sim in zip(present, sims):
-                        if sim >= s.sight_threshold:
-                            hits[i] = max(hits.get(i, 0.0), float(sim))
+                    sc = {i: score(i, a, b) for i, a, b in zip(present, label_vecs @ v, text_vecs @ v)}
+                    named = any(i in hits for i in present) or max(sc.values()) >= MEANING_SCORE
+                    for i, x in sc.items():
+                        if x >= s.sight_threshold:
+                            hits[i] = max(hits.get(i, 0.0), x)
+                    if not named:       # nothing in sight is surely what the phrase names: the closest
+                        for i in sorted(sc, key=lambda i: (-sc[i], i))[: s.k_sight]:
+                            if i not in hits:
+                                hits[i] = sc[i]
+                                closest.add(i)
                 if v is not None and s.k_memory > 0:
-                    keys, sims = st.index.search(v, s.k_memory + len(st.present) + 8)
-                    for key, sim in zip(keys, sims):
-                        i = st.by_key.get(int(key))
-                        if i is not None and sim >= s.threshold and i not in hits:
-                            hits[i] = float(sim)
+                    keys, _ = st.index.search(v, 2 * (s.k_memory + len(st.present)) + 16)
+                    for i in dict.fromkeys(st.by_key.get(doc_key(k)) for k in keys):
+                        if i is None or i in hits or (st.docs[i].present and st.docs[i].kind == "object"):
+                            continue
+                        x = score(i, float(st.vector(i) @ v), float(st.text_vector(i) @ v))
+                        if x >= s.threshold:
+                            hits[i] = x
             sight = sorted((i for i in hits if st.docs[i].present), key=lambda i: -hits[i])[: s.k_sight]
             memory = sorted((i for i in hits if not st.docs[i].present),
                             key=lambda i: (-hits[i], -float(st.docs[i].meta.get("last_seen") or 0.0), i))
@@ -238,7 +274,7 @@ class Retriever:
                 memory = []      # a type a thought mentions: the instances in sight, else remembered ones
             chosen = sight + memory
             for i in chosen:
-                self._add(sub, i, hits[i], reason, e)
+                self._add(sub, i, hits[i], f"closest in sight to '{e.phrase}'" if i in closest else reason, e)
             entries[n] = chosen
         # generic heads ("the thing left of the vase"): what stands in the relation to the reference
         for n, e in enumerate(entities):

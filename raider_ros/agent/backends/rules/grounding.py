@@ -172,18 +172,8 @@ class Grounder:
             if embedding.unavailable_reason() is None:
                 self.notes.append("no time to load the embedding model")
             return []
-        content = [w for w in words if w not in self.kb.function_words]
-        purpose = any(w in ("to", "for") for w in words[:-1])
-        by_type = {}
-        for n, t in enumerate(types):
-            score = max(float(sims[n]), float(sims[len(types) + n]))
-            # one word must be in the name or the description's genus ("a toiletry, ..."), a
-            # longer phrase anywhere in the text ("thing for drying hair")
-            # ("something to cut with": a use, which the whole description may name)
-            where = texts[n] if len(content) > 1 or purpose else _genus(names[n], texts[n])
-            if content and all(_word_in(w, where) for w in content):
-                score += WORD_BONUS
-            by_type[t] = score
+        by_type = {t: meaning_score(self.kb, words, names[n], texts[n], float(sims[n]), float(sims[len(types) + n]))
+                   for n, t in enumerate(types)}
         return [(i, by_type[type_of(i)]) for i in ids]
 
     # ------------------------------------------------------------------ objects
@@ -492,6 +482,22 @@ def _forms(word: str) -> set[str]:
             if len(base) > 3 and base[-1] == base[-2]:
                 out.add(base[:-1])              # cutting -> cut
     return out
+
+
+def meaning_score(kb: Knowledge, words: list[str], name: str, text: str, sim_name: float, sim_text: float) -> float:
+    """How well a phrase (its words) names a type, given the phrase's embedding similarity to the
+    type's name and to "<name>: <description>" (``Knowledge.type_text``): the higher of the two,
+    plus WORD_BONUS when every content word of the phrase occurs in the text: one word in the
+    name or the description's genus ("a toiletry, ..."), a longer phrase or a use ("something to
+    cut with", "thing for drying hair") anywhere in the text. Shared with scene-graph retrieval,
+    which scores its documents the same way."""
+    content = [w for w in words if w not in kb.function_words]
+    purpose = any(w in ("to", "for") for w in words[:-1])
+    score = max(float(sim_name), float(sim_text))
+    where = text if len(content) > 1 or purpose else _genus(name, text)
+    if content and all(_word_in(w, where) for w in content):
+        score += WORD_BONUS
+    return score
 
 
 _GENUS_END = frozenset({"that", "which", "who", "for", "with", "used", "in", "on", "of", "from", "to", "at",
