@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 
-from rclpy.action import ActionClient
+from raider_ros.ros.actions import ActionClient
 from std_msgs.msg import String
 
 from raider_ros.action import ExecuteTask

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 
-from rclpy.action import ActionClient
+from raider_ros.ros.actions import ActionClient
 
 from raider_ros.action import ExecuteTask
 from raider_ros.cli import demo

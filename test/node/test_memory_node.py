@@ -13,7 +13,8 @@ import json
 from collections import Counter
 
 import yaml
-from rclpy.action import ActionClient, ActionServer
+from rclpy.action import ActionServer
+from raider_ros.ros.actions import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import String

@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 import yaml
-from rclpy.action import ActionClient, ActionServer
+from rclpy.action import ActionServer
+from raider_ros.ros.actions import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import String

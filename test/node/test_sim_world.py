@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped
-from rclpy.action import ActionClient
+from raider_ros.ros.actions import ActionClient
 from sensor_msgs.msg import CameraInfo, Image
 
 from raider_ros.action import ExecuteSkill

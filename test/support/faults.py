@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from rclpy.action import ActionClient
+from raider_ros.ros.actions import ActionClient
 
 from raider_ros.action import ExecuteTask
 from support.graph import PERCEPTION

@@ -62,7 +62,7 @@ class GraphClient:
     def action_client(self, action_type, name: str):
         """Action clients live as long as this client: destroying one while the executor
         thread waits on it is a race in rclpy."""
-        from rclpy.action import ActionClient
+        from raider_ros.ros.actions import ActionClient
         key = (action_type, name)
         if key not in self._clients:
             self._clients[key] = ActionClient(self.node, action_type, name)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import yaml
-from rclpy.action import ActionClient
+from raider_ros.ros.actions import ActionClient
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from raider_ros.action import DetectIssue
