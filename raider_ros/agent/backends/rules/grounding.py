@@ -18,13 +18,15 @@ from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
 from .knowledge import Knowledge, type_key, type_of, type_words
-from .query import NP
+from .query import NP, StateQual
 from .transcript import Observations, entry_for
 
 FUZZY_CUTOFF = 85.0
 MEANING_SCORE = 0.66             # a phrase names a type: embedding similarity (+ shared-word bonus) at least this
 MEANING_MARGIN = 0.06            # ... and within this of the best type in view
 WORD_BONUS = 0.30                # added when every content word of the phrase is in the type's name or description
+CLAUSE_SCORE = 0.5               # a clause reads as a state (language.yaml "means"): similarity at least this
+CLAUSE_MARGIN = 0.04             # ... and this far ahead of every other state
 CATEGORY_SCORE = 0.55            # the same score for a type the categories do not list to belong to a category
 TIE_M = 0.01                     # distances this close are a tie for "closest"
 
@@ -113,6 +115,10 @@ class Grounder:
                     levels[1].append(i)
             elif len(tw) > 1 and tw[-1] in self.kb.container_heads and word_key(tw[:-1]) == word_key(words):
                 levels[0].append(i)                  # "the sugar": the SugarJar
+            elif any(word_key(a) == word_key(words) or (len(a) == 1 and a[0] == words[-1] and
+                                                       set(words[:-1]) <= set(tw))
+                     for a in self.kb.other_names(i)):
+                levels[2].append(i)                  # "the torch": a flashlight, also called a torch
         for q in (3, 2, 1, 0):
             if levels[q]:
                 return levels[q], "type"
@@ -135,12 +141,13 @@ class Grounder:
             if "*" in self.kb.categories[cat]:
                 return list(self.pool.objects) + ([self.pool.held] if self.pool.held in ids else []), "category"
             hits = [i for i in ids if self.kb.in_category(i, cat)]
-            if hits:
-                return hits, "category"
+            # types no category lists may belong too, by what they are (name and description)
             strangers = [i for i in ids if type_key(i) not in self.kb.known_types
                          and (type_words(i) or [""])[-1] not in self.kb.known_types]
-            hits = [i for i, s in self.meaning_scores(words[k:], strangers) if s >= CATEGORY_SCORE]
-            return hits, ("embedding" if hits else "category")
+            more = [i for i, s in self.meaning_scores(words[k:], strangers) if s >= CATEGORY_SCORE]
+            if hits or more:
+                return [i for i in ids if i in hits or i in more], ("category" if hits else "embedding")
+            return [], "category"
 
         scores = self.meaning_scores(words, ids)
         if scores:
@@ -190,6 +197,8 @@ class Grounder:
     def ground(self, np: NP, *, exclude_held: bool = False) -> Grounding:
         ids = [i for i in self.pool.entities if not (exclude_held and i == self.pool.held)]
         base, how = self.match_name(np, ids)
+        if not base and np.clause:       # "the cupboard where the chemicals are stored": the whole phrase
+            base, how = self._match(np.raw, np.words + [singular(w) for w in split_words(np.clause)], ids)
         if not base:
             return Grounding("none", how=how)
         cands = list(base)
@@ -229,7 +238,15 @@ class Grounder:
 
         before_states = list(cands)
         self.notes += [n for n in np.notes if n not in self.notes]
-        for st in np.states:
+        states = list(np.states)
+        guessed = self._clause_state(np) if np.clause and len(cands) > 1 else None
+        if guessed is not None:
+            states.append(guessed)
+        elif np.clause:
+            note = f"\"{np.clause}\" was not checked: no tool answers it"
+            if note not in self.notes:
+                self.notes.append(note)
+        for st in states:
             if st.key == "colour":
                 keep, waiting, why = self._colour_filter(cands, st)
             else:
@@ -287,6 +304,25 @@ class Grounder:
             g.state_only = True
             g.base = before_states
         return g
+
+    def _clause_state(self, np: NP) -> StateQual | None:
+        """The state a clause no word reads says ("needs washing": not clean), by sentence
+        embedding against each state's "means" (language.yaml); None when unsure."""
+        meanings = self.kb.state_meanings
+        if not self.use_embeddings or not meanings:
+            return None
+        sims = embedding.similarities(np.clause, [m[3] for m in meanings], deadline=self.deadline)
+        if sims is None or not len(sims):
+            return None
+        order = sorted(range(len(meanings)), key=lambda k: -float(sims[k]))
+        best = order[0]
+        second = float(sims[order[1]]) if len(order) > 1 else -1.0
+        if float(sims[best]) < CLAUSE_SCORE or float(sims[best]) - second < CLAUSE_MARGIN:
+            return None
+        key, value, nothing_inside, _ = meanings[best]
+        word = self.kb.text["state_words"].get(key, {}).get(str(value).lower(), key)
+        self.notes.append(f"\"{np.clause}\" reads as {word}")
+        return StateQual(key, value, word, nothing_inside)
 
     def _relation_filter(self, cands: list[str], relations: tuple[str, ...], refs: list[str],
                          inverse: bool) -> tuple[list[str] | None, bool]:
@@ -447,7 +483,7 @@ class Grounder:
 
     # ------------------------------------------------------------------ people
     def is_personish(self, np: NP) -> bool:
-        return bool(set(np.words) & self.kb.person_words) or (np.raw.lower() in self.kb.person_pronouns)
+        return person_phrase(np, self.kb)
 
     def ground_person(self, np: NP, person_hint: str | None = None) -> Grounding:
         people = self.pool.people
@@ -479,6 +515,20 @@ class Grounder:
             return Grounding.of(unknown, base=unknown, how="name",
                                 facts=[f"{unknown[0]} identified themselves as {person_hint.capitalize()}"])
         return Grounding("none", how="name", unknown_person=" ".join(name_words))
+
+
+def person_phrase(np: NP, kb: Knowledge) -> bool:
+    """Whether a phrase names a person: its head is a person word ("the guest", "the visitor
+    Hana"), or it is a pronoun ("her"); "the guest book" is a book."""
+    if np.raw.lower() in kb.person_pronouns:
+        return True
+    words = np.words
+    if not words or not set(words) & kb.person_words:
+        return False
+    if words[-1] in kb.person_words:
+        return True
+    last = (np.raw.split() or [""])[-1]
+    return last[:1].isupper() and words[-1] not in kb.known_types and word_key(words) not in kb.type_descriptions
 
 
 def _forms(word: str) -> set[str]:

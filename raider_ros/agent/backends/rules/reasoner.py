@@ -19,7 +19,7 @@ from raider_ros.agent.llm import LLMError, LLMReply, Message
 
 from . import embedding
 from .checks import CheckOutcome, Checker
-from .grounding import Grounder, Grounding, Pool, join_ids
+from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase
 from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type
 from .query import NP, ParsedQuery, parse_query
 from .transcript import Conversation, Observations, entry_for, read_conversation
@@ -282,10 +282,15 @@ class _Run:
     def _is_person_role(self, pq: ParsedQuery, role: str) -> bool | None:
         """True: a person argument; None: may be a person (approach); False: an object."""
         np = pq.args[role]
-        personish = bool(set(np.words) & self.kb.person_words) or np.raw.lower() in self.kb.person_pronouns
+        personish = self.grounder_personish(np)
         if role in PERSON_ROLES or personish:
             return True
         return None if role == "target" and pq.action == "approach" else False
+
+    def grounder_personish(self, np: NP) -> bool:
+        """A person is meant when the head word is a person word ("the guest"), not when one only
+        modifies an object ("the guest book"), or a pronoun ("her")."""
+        return person_phrase(np, self.kb)
 
     def _ask_people(self) -> bool:
         asked = False
@@ -359,10 +364,22 @@ class _Run:
         for role, (props, states) in asked.items():
             g = results[role]
             able = [c for c in g.ids if self._affords(c, props, states)]
+            if props and not any(self._affords(c, props, []) for c in g.ids) and \
+                    all(self._known_properties(c) for c in g.ids):
+                # none of them can be <verb>ed: which one is meant does not change the answer
+                self.lines.append(f"{STEP_TITLES['ground']}: none of {join_ids(g.ids, 'or')} is "
+                                  f"{need(props, [])}, so whichever is meant the answer is the same; I check {g.ids[0]}.")
+                results[role] = Grounding.of(g.ids[:1], base=g.base, how=g.how, facts=g.facts)
+                continue
             if able and len(able) < len(g.ids):
                 self.lines.append(f"{STEP_TITLES['ground']}: of {join_ids(g.ids)}, only {join_ids(able)} "
                                   f"{'is' if len(able) == 1 else 'are'} {need(props, states)}.")
                 results[role] = Grounding.of(able, base=g.base, how=g.how, facts=g.facts)
+
+    def _known_properties(self, c: str) -> bool:
+        a = self.obs.get("get_obj_properties", c)
+        entry = entry_for(a.data, "object", c) if a.ok else None
+        return isinstance(entry, dict) and isinstance(entry.get("properties"), list)
 
     def _affords(self, c: str, props: list[str], states: list[tuple[str, bool]]) -> bool:
         if props:
