@@ -66,6 +66,7 @@ class NP:
     owner: str | None = None            # "Adriana's medicine": Adriana (as written)
     notes: list[str] = field(default_factory=list)   # what was read but cannot narrow the choice
     clause: str = ""                    # a relative clause no qualifier reads: "that needs washing"
+    attributive: list[StateQual] = field(default_factory=list)   # states read before the head ("baked")
 
     @property
     def head_text(self) -> str:
@@ -298,6 +299,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
 
     # attributive states, colours and superlatives: "the clean mug", "the unsliced apple",
     # "the yellow fruit", "the nearest mug"
+    attributive: list[StateQual] = []
     i = 0
     while i < len(toks):
         neg = toks[i] in kb.negations or toks[i] == "non"
@@ -314,6 +316,8 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             sw = None                    # "something to cut with": a verb, not a state
         if sw is not None and (len(toks) > j + len(sw.phrase) or len(toks) == 1 or neg):
             states.append(StateQual(sw.key, sw.value != neg, " ".join(toks[i:j + len(sw.phrase)]), sw.nothing_inside))
+            if not neg:
+                attributive.append(states[-1])
             del toks[i:j + len(sw.phrase)], orig[i:j + len(sw.phrase)]
             continue
         if toks[i] in kb.superlatives_to_robot and len(toks) > i + 1:
@@ -350,7 +354,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     raw = " ".join(orig)
     words = [w for w in words if w not in kb.personal_words] or words
     return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal,
-              owner=owner, notes=notes, clause=clause)
+              owner=owner, notes=notes, clause=clause, attributive=attributive)
 
 
 def _names_a_type(words: list[str], kb: Knowledge) -> bool:
@@ -655,8 +659,10 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
     if action is not None and verb:
         body_t, body_o = _inner_particle(action, verb, body_t, body_o, kb)
     result = ""
-    if action in kb.actions and len(kb.actions[action].roles) == 1:
-        r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.result_phrases)), None)
+    if action in kb.actions and (len(kb.actions[action].roles) == 1 or action == "pick"):
+        single = len(kb.actions[action].roles) == 1       # for pick only idioms ("out of the way")
+        r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) and (single or len(p) > 2)
+                                                          for p in kb.result_phrases)), None)
         if r is not None:                # "cut the bread into slices": what it makes, not the object
             result = " ".join(body_o[r:])
             body_t, body_o = body_t[:r], body_o[:r]
