@@ -135,6 +135,7 @@ class Knowledge:
     subject_pronouns: frozenset[str] = field(default_factory=frozenset)   # "the thing I cut with"
     state_meanings: list[tuple[str, bool, bool, str]] = field(default_factory=list)  # (key, value, nothing_inside, text)
     lacking_phrases: list[tuple[str, ...]] = field(default_factory=list)   # "with no water": empty
+    tail_leads: frozenset[str] = field(default_factory=frozenset)   # "switch it off for now": the rest is no object
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
 
     def other_names(self, name: str) -> list[list[str]]:
@@ -369,6 +370,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         subject_pronouns=frozenset(str(w).lower() for w in lang.get("subject_pronouns") or []),
         state_meanings=meanings,
         lacking_phrases=_phrases(lang.get("lacking_phrases") or [], f"{lw}: lacking_phrases"),
+        tail_leads=frozenset(str(w).lower() for w in lang.get("tail_leads") or []),
         **_colours(data_dir() / "perception" / "colour_names.yaml"),
     )
 

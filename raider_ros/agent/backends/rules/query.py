@@ -720,7 +720,7 @@ def _object_end(toks: list[str], kb: Knowledge) -> int | None:
     night" -> 4 ("for the night"); None when there is no such purpose."""
     for e in range(2, len(toks) - 1):
         if (toks[e] in kb.result_states or toks[e] in kb.particles) and \
-                any(_at(toks, e + 1, p) for p in kb.purpose_phrases) and \
+                (any(_at(toks, e + 1, p) for p in kb.purpose_phrases) or toks[e + 1] in kb.tail_leads) and \
                 not any(_at(toks, e, r.phrase) and len(toks) > e + len(r.phrase) for r in kb.relations
                         if toks[e] not in kb.result_states):
             return e + 1
