@@ -159,7 +159,9 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     """A noun phrase from tokens (original case)."""
     toks = [t.lower() for t in orig]
     orig = list(orig)
-    text = " ".join(_strip_lead(list(toks), list(orig), kb.determiners)[0])
+    shown = [" ".join(split_words(o)).lower() if re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+", o) else t
+             for t, o in zip(toks, orig)]       # "SafetyGoggles" is said "safety goggles"
+    text = " ".join(_strip_lead(shown, list(orig), kb.determiners)[0])
     personal = bool(set(toks) & kb.personal_words)
     states: list[StateQual] = []
     quals: list[RelQual] = []

@@ -20,7 +20,7 @@ from raider_ros.agent.llm import LLMError, LLMReply, Message
 from . import embedding
 from .checks import CheckOutcome, Checker
 from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase
-from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type
+from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type, type_words
 from .query import NP, ParsedQuery, parse_query
 from .transcript import Conversation, Observations, entry_for, read_conversation
 
@@ -227,8 +227,9 @@ class _Run:
         self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): " + "; ".join(
             self._pending_text(pq.args[r], results[r]) for r in pending) + "."])
         for role, g in results.items():
-            if g.status == "none" and self._is_person_role(pq, role) is None and not pool.people \
-                    and self._ask_people():
+            # nothing matched, or a reference matched no object ("the mug right of Kenji"): people?
+            if g.status == "none" and (self._is_person_role(pq, role) is None or g.missing_ref is not None) \
+                    and not pool.people and self._ask_people():
                 self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): no object matches "
                                            f"\"{pq.args[role].describe()}\"; I look for people."])
         for role, g in results.items():
@@ -458,7 +459,7 @@ class _Run:
             g, np = results[role], pq.args[role]
             if g.status == "several" and role != "source":
                 text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
-                                     cands=join_ids([self._label(i) for i in g.ids]))
+                                     cands=join_ids([self._label(i, np) for i in g.ids]))
                 return self._decide("ambiguity", text, list(g.ids), "several candidates remain")
         return None
 
@@ -489,8 +490,13 @@ class _Run:
         return self._decide("none", text, ids, "every precondition I could check holds"
                             if unknown else "every precondition holds")
 
-    def _label(self, eid: str) -> str:
+    def _label(self, eid: str, np: NP | None = None) -> str:
+        """'Mug_1', 'SampleBox_1 (sample box)'; with the phrase that named it, the kind is said in
+        words whenever the phrase does not say it ("the baked goods": 'Cake_1 (cake)')."""
         if self.people.get(eid):
             return f"{self.people[eid]} ({eid})"
         t = say_type(eid)
-        return eid if t.lower() in eid.lower().replace("_", " ") else f"{eid} ({t})"
+        said = np is not None and set(type_words(eid)) <= set(np.words)
+        if t.lower() in eid.lower().replace("_", " ") and (np is None or said):
+            return eid
+        return f"{eid} ({t})"
