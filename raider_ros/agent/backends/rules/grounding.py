@@ -268,6 +268,12 @@ class Grounder:
             if ref.status == "pending":
                 pending = True
                 continue
+            if ref.status == "none" and not self.pool.people and _names_someone(q.ref, self.kb):
+                # "right of Kenji" with no person in view to measure from: it cannot narrow the choice
+                note = f"\"{q.phrase} {q.ref.raw}\" was not checked: {q.ref.raw} is not among what is in view"
+                if note not in self.notes:
+                    self.notes.append(note)
+                continue
             if ref.status == "none":
                 return Grounding("none", base=base, how=how, missing_ref=q.ref, reasons=ref.reasons)
             keep, waiting = self._relation_filter(cands, q.relations, ref.ids, q.inverse)
@@ -584,6 +590,14 @@ class Grounder:
             return Grounding.of(unknown, base=unknown, how="name",
                                 facts=[f"{unknown[0]} identified themselves as {person_hint.capitalize()}"])
         return Grounding("none", how="name", unknown_person=" ".join(name_words))
+
+
+def _names_someone(np: NP, kb: Knowledge) -> bool:
+    """A bare capitalised name that is no object type ("Kenji", "Priya")."""
+    toks = np.raw.split()
+    return len(toks) == 1 and toks[0][:1].isupper() and toks[0][1:].islower() and bool(np.words) \
+        and word_key(np.words) not in kb.type_descriptions and word_key(np.words) not in kb.known_types \
+        and kb.category_of(np.words) is None
 
 
 def person_phrase(np: NP, kb: Knowledge) -> bool:
