@@ -75,6 +75,8 @@ class RelationParams:
     support_gap_m: float = 0.03      # blocking: a box under B and this close in xy carries B
     complete_bottoms: bool = True    # extend objects whose bottom is hidden down to their support
     occluder_depth_m: float = 0.03   # completion: a neighbour this much nearer hides the bottom
+    occluder_near_m: float = 0.005   # completion: ... or this much nearer when its top rises above
+    occluder_rise_m: float = 0.005   #   A's lowest visible point by this much (not a support)
     bottom_occluded_fraction: float = 0.3  # completion: share of the bottom edge that must be hidden
     support_tolerance_m: float = 0.01      # completion: a support's top may be this much above A's lowest point
     floor_snap_m: float = 0.4        # completion: with no support seen, a bottom this low goes to the floor
@@ -186,7 +188,13 @@ class RelationEngine:
             nb = np.where(edge, -1, lab[np.minimum(below, h - 1), u])
             zn = zmap[np.minimum(below, h - 1), u]
             with np.errstate(invalid="ignore"):
-                hid = (nb >= 0) & (nb != k) & (zn < zmap[low, u] - p.occluder_depth_m)
+                nearer = zmap[low, u] - zn
+                # a neighbour clearly nearer hides the bottom; so does one only a little nearer
+                # that rises above A's lowest visible point (a bowl just in front of a bottle),
+                # which a surface A stands on never does
+                rises = self.hi[np.maximum(nb, 0), 2] > self.lo[k, 2] + p.occluder_rise_m
+                hid = (nb >= 0) & (nb != k) & ((nearer > p.occluder_depth_m) |
+                                               ((nearer > p.occluder_near_m) & rises))
             if np.count_nonzero(hid | edge) < p.bottom_occluded_fraction * len(u):
                 continue
             self.bottom_occluders[k] = set(np.unique(nb[hid]).tolist())
@@ -194,6 +202,9 @@ class RelationEngine:
             under = np.all((self.lo[:, :2] <= hi[:2] + g) & (lo[:2] <= self.hi[:, :2] + g), axis=1) & \
                 (self.hi[:, 2] <= lo[2] + p.support_tolerance_m)
             under[k] = False
+            for o in self.bottom_occluders[k]:       # what hides A's bottom from the front is not under it
+                if self.hi[o, 2] > lo[2] + p.occluder_rise_m:
+                    under[o] = False
             if under.any():
                 self.lo[k, 2] = min(lo[2], float(self.hi[under, 2].max()))
             elif lo[2] <= p.floor_snap_m or it.obj.label.lower().endswith(self._floor_types):

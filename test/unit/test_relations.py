@@ -92,6 +92,22 @@ def test_blocking_by_occlusion_and_by_the_floor_path():
     assert floor_only["blocking"] == ["Chair_1"]
 
 
+def test_a_low_bowl_just_in_front_hides_the_bottom_of_a_bottle():
+    # the bowl's back rim is barely nearer than the bottle's front (a few mm, under the
+    # occluder depth), but it rises above the bottle's lowest visible point: the bottle is
+    # completed down to the table (not onto the bowl) and the bowl blocks it, as the oracle says
+    bottle = obj("Bottle_1", [1.4, 0, 0.87], [0.06, 0.06, 0.14], shape="cylinder")
+    bowl = obj("Mortar_1", [1.31, 0, 0.845], [0.1, 0.1, 0.09], shape="cylinder")
+    scene, f, res = perceive(dict(TABLE, center=[1.5, 0, 0.4], size=[0.8, 1.4, 0.8]), bottle, bowl)
+    eng = res.engine
+    k = eng.index["Bottle_1"]
+    assert eng.seen_bottom[k] > 0.87 and eng.lo[k, 2] == pytest.approx(0.8, abs=0.005)
+    assert eng.bottom_occluders[k] == {eng.index["Mortar_1"]}
+    ok, ev = eng.evaluate("Mortar_1", "blocking", "Bottle_1")
+    assert ok and ev["hidden_fraction"] >= 0.4
+    assert OracleGeometry(scene, frame=f).answer("Mortar_1", "blocking", "Bottle_1").holds
+
+
 def test_blocking_by_side_occlusion():
     # the bottle stands half a width aside in front of the glass: the glass's visible half shows
     # nothing of what is hidden, its whole left side is cut by the nearer bottle

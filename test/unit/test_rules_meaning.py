@@ -59,3 +59,39 @@ def test_the_description_file_is_checked(tmp_path):
     (tmp_path / "object_types.yaml").write_text("types:\n  Mug: ''\n")
     with pytest.raises(KnowledgeError, match=r"types.Mug: expected a one-line description"):
         load_knowledge(str(tmp_path))
+
+
+# ---- other names, kinds from descriptions, plurals and clear winners (made-up rooms)
+WORKSHOP = ["Flashlight_1", "Hammer_1", "Workbench_1", "Chisel_1", "PaintCan_1"]
+CAFE = ["Croissant_1", "Muffin_1", "Cup_1", "Saucer_1", "Napkin_1", "CashRegister_1"]
+
+
+@pytest.mark.parametrize("query, ids, expected", [
+    ("Hand me the torch.", WORKSHOP, ["Flashlight_1"]),                  # "also called a torch"
+    ("Open the till.", CAFE, ["CashRegister_1"]),
+    # a plural may name several kinds; "baked" is read as part of the name when the rest names nothing
+    ("Pick up one of the baked goods.", ["Scone_1", "Cake_1", "Muffin_1", "Cup_1", "Teapot_1"],
+     ["Cake_1", "Muffin_1", "Scone_1"]),
+])
+def test_other_names_and_plurals(kb, query, ids, expected):
+    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
+    g = Grounder(Observations(conv), kb, Pool(list(ids)), deadline=time.monotonic() + 60)
+    assert sorted(g.ground(parse_query(query, "", kb).args["object"]).ids) == expected
+
+
+def test_a_category_takes_types_whose_description_says_they_are_of_it(kb):
+    # Chisel is listed in no category; its description calls it a tool
+    hits, _ = ground(kb, "Grab a tool.", WORKSHOP)
+    assert "Chisel_1" in hits and "Hammer_1" in hits and "PaintCan_1" not in hits
+
+
+def test_a_clause_reads_as_a_state(kb):
+    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
+    g = Grounder(Observations(conv), kb, Pool(["Mug_1", "Mug_2"]), deadline=time.monotonic() + 60)
+    for query in ("Grab the mug that needs washing.", "Grab the mug that got dirty at lunch."):
+        st = g._clause_state(parse_query(query, "", kb).args["object"])
+        assert st is not None and (st.key, st.value) == ("clean", False)
+    st = g._clause_state(parse_query("Fetch the jug that already has water in it.", "", kb).args["object"])
+    assert st is not None and (st.key, st.value) == ("filled", True)
+    np = parse_query("Grab the mug that Anna bought last year.", "", kb).args["object"]
+    assert g._clause_state(np) is None

@@ -18,13 +18,20 @@ from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
 from .knowledge import Knowledge, type_key, type_of, type_words
-from .query import NP
+from .query import NP, StateQual
 from .transcript import Observations, entry_for
 
 FUZZY_CUTOFF = 85.0
 MEANING_SCORE = 0.66             # a phrase names a type: embedding similarity (+ shared-word bonus) at least this
 MEANING_MARGIN = 0.06            # ... and within this of the best type in view
 WORD_BONUS = 0.30                # added when every content word of the phrase is in the type's name or description
+CLAUSE_SCORE = 0.55               # a clause reads as a state (language.yaml "means"): similarity at least this
+CLAUSE_MARGIN = 0.05             # ... and this far ahead of every other state
+CLAUSE_WORD_BONUS = 0.1          # added in proportion to the clause's content words found in a meaning
+PLURAL_FLOOR = 0.45              # a plural phrase may name several types: each at least this
+PLURAL_MARGIN = 0.25             # ... and within this of the best
+CLEAR_SCORE = 0.5                # below MEANING_SCORE, a type still counts when it is this high
+CLEAR_MARGIN = 0.15              # ... and this far ahead of every other type in view
 CATEGORY_SCORE = 0.55            # the same score for a type the categories do not list to belong to a category
 TIE_M = 0.01                     # distances this close are a tie for "closest"
 
@@ -87,9 +94,10 @@ class Grounder:
 
     # ------------------------------------------------------------------ names
     def match_name(self, np: NP, ids: list[str]) -> tuple[list[str], str]:
-        return self._match(np.raw, np.words, ids)
+        last = (split_words(np.raw) or [""])[-1].lower()
+        return self._match(np.raw, np.words, ids, plural=bool(np.words) and last != np.words[-1])
 
-    def _match(self, raw: str, words: list[str], ids: list[str]) -> tuple[list[str], str]:
+    def _match(self, raw: str, words: list[str], ids: list[str], plural: bool = False) -> tuple[list[str], str]:
         if not ids:
             return [], ""
         rawc = word_key(split_words(raw))
@@ -113,6 +121,10 @@ class Grounder:
                     levels[1].append(i)
             elif len(tw) > 1 and tw[-1] in self.kb.container_heads and word_key(tw[:-1]) == word_key(words):
                 levels[0].append(i)                  # "the sugar": the SugarJar
+            elif any(word_key(a) == word_key(words) or (len(a) == 1 and a[0] == words[-1] and
+                                                       set(words[:-1]) <= set(tw))
+                     for a in self.kb.other_names(i)):
+                levels[2].append(i)                  # "the torch": a flashlight, also called a torch
         for q in (3, 2, 1, 0):
             if levels[q]:
                 return levels[q], "type"
@@ -135,20 +147,60 @@ class Grounder:
             if "*" in self.kb.categories[cat]:
                 return list(self.pool.objects) + ([self.pool.held] if self.pool.held in ids else []), "category"
             hits = [i for i in ids if self.kb.in_category(i, cat)]
-            if hits:
-                return hits, "category"
+            # types no category lists may belong too, by what they are (name and description)
             strangers = [i for i in ids if type_key(i) not in self.kb.known_types
                          and (type_words(i) or [""])[-1] not in self.kb.known_types]
-            hits = [i for i, s in self.meaning_scores(words[k:], strangers) if s >= CATEGORY_SCORE]
-            return hits, ("embedding" if hits else "category")
+            more = [i for i, s in self.meaning_scores(words[k:], strangers) if s >= CATEGORY_SCORE]
+            more += [i for i in strangers if i not in more and self._kind_in(i, cat)]
+            found = [i for i in ids if i in hits or i in more]
+            if k > 0 and len({type_key(i) for i in found}) > 1:
+                # "the specimen container": the modifiers may single out one kind of the category
+                ranked = self.meaning_scores(words, found)
+                if ranked:
+                    top = max(s for _, s in ranked)
+                    keep = [i for i, s in ranked if s >= top - MEANING_MARGIN]
+                    if top >= MEANING_SCORE and len(keep) < len(found):
+                        return keep, "embedding"
+            if found:
+                return found, ("category" if hits else "embedding")
+            return [], "category"
 
         scores = self.meaning_scores(words, ids)
         if scores:
-            top = max(s for _, s in scores)
+            by_type: dict[str, float] = {}
+            for i, s in scores:
+                by_type[type_key(i)] = s
+            ranked = sorted(by_type.values(), reverse=True)
+            top = ranked[0]
+            second = ranked[1] if len(ranked) > 1 else 0.0
             hits = [i for i, s in scores if s >= MEANING_SCORE and s >= top - MEANING_MARGIN]
+            # a phrase that is itself the name of a known kind ("pear") names that kind only
+            own_kind = word_key(words) in self.kb.type_descriptions or word_key(words) in self.kb.known_types \
+                or words[-1] in self.kb.type_descriptions or words[-1] in self.kb.known_types
+            if plural and top >= PLURAL_FLOOR and not own_kind:
+                # "the baked goods": a plural may name several kinds (the best may have had the
+                # shared-word bonus, the others not)
+                floor = max(PLURAL_FLOOR, top - PLURAL_MARGIN - (WORD_BONUS if top >= 1.0 else 0.0))
+                hits = [i for i, s in scores if s >= floor]
+            if not hits and top >= CLEAR_SCORE and top - second >= CLEAR_MARGIN and not own_kind:
+                hits = [i for i, s in scores if s == top]     # one kind far ahead of every other
             if hits:
                 return hits, "embedding"
         return [], ""
+
+    def _kind_in(self, i: str, cat: str) -> bool:
+        """Whether what a type's description says it is belongs to the category: "pruning shears:
+        strong scissors for ..." -> scissors, a tool; "scone: a small baked cake" -> cake, food."""
+        desc = self.kb.type_descriptions.get(type_key(i))
+        if not desc:
+            return False
+        genus = _genus(" ".join(type_words(i)), f"x: {desc}").split()[1:]
+        while len(genus) > 1 and genus[-1].endswith("ed"):
+            genus = genus[:-1]           # "a small cake baked in a cup": the cake
+        members = self.kb.categories[cat]
+        heads = [singular(w) for w in split_words(" ".join(genus[-2:]))]
+        return any(w in members or self.kb.category_aliases.get(w) == cat for w in heads[-1:]) or \
+            (len(heads) > 1 and (word_key(heads) in members or self.kb.category_aliases.get(word_key(heads)) == cat))
 
     def closest(self, np: NP, ids: list[str], n: int = 3) -> list[str]:
         """The ``n`` ids whose types come closest to the phrase (by meaning, else by spelling)."""
@@ -180,6 +232,14 @@ class Grounder:
     def ground(self, np: NP, *, exclude_held: bool = False) -> Grounding:
         ids = [i for i in self.pool.entities if not (exclude_held and i == self.pool.held)]
         base, how = self.match_name(np, ids)
+        if not base and np.clause:       # "the cupboard where the chemicals are stored": the whole phrase
+            base, how = self._match(np.raw, np.words + [singular(w) for w in split_words(np.clause)], ids)
+        dropped: list = []
+        if not base and np.attributive:  # "the baked goods": the state word is part of the name
+            words = [w for st in np.attributive for w in split_words(st.word)] + np.words
+            base, how = self._match(" ".join(words), words, ids, plural=len(np.words) > 0 and
+                                    (split_words(np.raw) or [""])[-1].lower() != np.words[-1])
+            dropped = list(np.attributive) if base else []
         if not base:
             return Grounding("none", how=how)
         cands = list(base)
@@ -191,8 +251,18 @@ class Grounder:
             if q.superlative or q.position or q.ref is None:
                 continue
             ref = self.ground(q.ref)
+            if ref.status == "none" and self.pool.people:     # "the mug on the right of Kenji"
+                person = self.ground_person(q.ref)
+                if person.status in ("one", "several"):
+                    ref = person
             if ref.status == "pending":
                 pending = True
+                continue
+            if ref.status == "none" and not self.pool.people and _names_someone(q.ref, self.kb):
+                # "right of Kenji" with no person in view to measure from: it cannot narrow the choice
+                note = f"\"{q.phrase} {q.ref.raw}\" was not checked: {q.ref.raw} is not among what is in view"
+                if note not in self.notes:
+                    self.notes.append(note)
                 continue
             if ref.status == "none":
                 return Grounding("none", base=base, how=how, missing_ref=q.ref, reasons=ref.reasons)
@@ -219,7 +289,15 @@ class Grounder:
 
         before_states = list(cands)
         self.notes += [n for n in np.notes if n not in self.notes]
-        for st in np.states:
+        states = [st for st in np.states if not any(st is d for d in dropped)]
+        guessed = self._clause_state(np) if np.clause and len(cands) > 1 else None
+        if guessed is not None:
+            states.append(guessed)
+        elif np.clause:
+            note = f"\"{np.clause}\" was not checked: no tool answers it"
+            if note not in self.notes:
+                self.notes.append(note)
+        for st in states:
             if st.key == "colour":
                 keep, waiting, why = self._colour_filter(cands, st)
             else:
@@ -277,6 +355,39 @@ class Grounder:
             g.state_only = True
             g.base = before_states
         return g
+
+    def _clause_state(self, np: NP) -> StateQual | None:
+        """The state a clause no qualifier reads says: a state word in it ("that got dirty at
+        lunch"), else by sentence embedding against each state's "means" (language.yaml;
+        "needs washing": not clean); None when unsure."""
+        toks = split_words(np.clause.lower())
+        for k in range(len(toks)):
+            sw = next((x for x in self.kb.states if tuple(toks[k:k + len(x.phrase)]) == x.phrase
+                       and not (len(x.phrase) == 1 and x.phrase[0] in self.kb.predicate_only_states)), None)
+            if sw is not None:
+                neg = any(t in self.kb.negations or t.endswith("n't") for t in toks[max(0, k - 2):k])
+                self.notes.append(f"\"{np.clause}\" says {' '.join(sw.phrase)}")
+                return StateQual(sw.key, sw.value != neg, " ".join(sw.phrase), sw.nothing_inside)
+        meanings = self.kb.state_meanings
+        if not self.use_embeddings or not meanings:
+            return None
+        sims = embedding.similarities(np.clause, [m[3] for m in meanings], deadline=self.deadline)
+        if sims is None or not len(sims):
+            return None
+        # the clause's own words in a meaning count too ("needs washing": "... needs washing")
+        content = {w for w in split_words(np.clause.lower()) if w not in self.kb.function_words}
+        if content:
+            sims = [float(sims[k]) + CLAUSE_WORD_BONUS * len(content & set(split_words(meanings[k][3].lower())))
+                    / len(content) for k in range(len(meanings))]
+        order = sorted(range(len(meanings)), key=lambda k: -float(sims[k]))
+        best = order[0]
+        second = float(sims[order[1]]) if len(order) > 1 else -1.0
+        if float(sims[best]) < CLAUSE_SCORE or float(sims[best]) - second < CLAUSE_MARGIN:
+            return None
+        key, value, nothing_inside, _ = meanings[best]
+        word = self.kb.text["state_words"].get(key, {}).get(str(value).lower(), key)
+        self.notes.append(f"\"{np.clause}\" reads as {word}")
+        return StateQual(key, value, word, nothing_inside)
 
     def _relation_filter(self, cands: list[str], relations: tuple[str, ...], refs: list[str],
                          inverse: bool) -> tuple[list[str] | None, bool]:
@@ -437,7 +548,7 @@ class Grounder:
 
     # ------------------------------------------------------------------ people
     def is_personish(self, np: NP) -> bool:
-        return bool(set(np.words) & self.kb.person_words) or (np.raw.lower() in self.kb.person_pronouns)
+        return person_phrase(np, self.kb)
 
     def ground_person(self, np: NP, person_hint: str | None = None) -> Grounding:
         people = self.pool.people
@@ -471,6 +582,28 @@ class Grounder:
         return Grounding("none", how="name", unknown_person=" ".join(name_words))
 
 
+def _names_someone(np: NP, kb: Knowledge) -> bool:
+    """A bare capitalised name that is no object type ("Kenji", "Priya")."""
+    toks = np.raw.split()
+    return len(toks) == 1 and toks[0][:1].isupper() and toks[0][1:].islower() and bool(np.words) \
+        and word_key(np.words) not in kb.type_descriptions and word_key(np.words) not in kb.known_types \
+        and kb.category_of(np.words) is None
+
+
+def person_phrase(np: NP, kb: Knowledge) -> bool:
+    """Whether a phrase names a person: its head is a person word ("the guest", "the visitor
+    Hana"), or it is a pronoun ("her"); "the guest book" is a book."""
+    if np.raw.lower() in kb.person_pronouns:
+        return True
+    words = np.words
+    if not words or not set(words) & kb.person_words:
+        return False
+    if words[-1] in kb.person_words:
+        return True
+    last = (np.raw.split() or [""])[-1]
+    return last[:1].isupper() and words[-1] not in kb.known_types and word_key(words) not in kb.type_descriptions
+
+
 def _forms(word: str) -> set[str]:
     """A word and its bare forms: 'writing' -> {writing, writ, write}, 'dryer' -> {dryer, dry, drye}."""
     w = singular(word)
@@ -500,7 +633,7 @@ def meaning_score(kb: Knowledge, words: list[str], name: str, text: str, sim_nam
     return score
 
 
-_GENUS_END = frozenset({"that", "which", "who", "for", "with", "used", "in", "on", "of", "from", "to", "at",
+_GENUS_END = frozenset({"that", "which", "who", "for", "with", "without", "used", "in", "on", "of", "from", "to", "at",
                         "when", "where", "and", "or", "by", "into", "under", "over"})
 
 

@@ -116,6 +116,7 @@ class Knowledge:
     text: dict[str, Any]                          # questions, failures, passes, sentences, ...
     known_types: frozenset[str] = field(default_factory=frozenset)
     type_descriptions: dict[str, str] = field(default_factory=dict)   # type key -> one-line description
+    type_aliases: dict[str, list[list[str]]] = field(default_factory=dict)   # type key -> other names
     function_words: frozenset[str] = field(default_factory=frozenset)
     particles: frozenset[str] = field(default_factory=frozenset)
     result_phrases: list[tuple[str, ...]] = field(default_factory=list)
@@ -126,7 +127,20 @@ class Knowledge:
     closing_parts: frozenset[str] = field(default_factory=frozenset)
     modal_clauses: list[tuple[str, ...]] = field(default_factory=list)
     colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
+    result_states: dict[str, str] = field(default_factory=dict)      # "flip it shut": word -> action
+    state_adverbs: frozenset[str] = field(default_factory=frozenset)  # "that's still on"
+    is_contractions: frozenset[str] = field(default_factory=frozenset)  # "whatever's" = "whatever is"
+    time_possessives: frozenset[str] = field(default_factory=frozenset)  # "last night's pizza"
+    time_leads: list[tuple[str, ...]] = field(default_factory=list)
+    subject_pronouns: frozenset[str] = field(default_factory=frozenset)   # "the thing I cut with"
+    state_meanings: list[tuple[str, bool, bool, str]] = field(default_factory=list)  # (key, value, nothing_inside, text)
+    lacking_phrases: list[tuple[str, ...]] = field(default_factory=list)   # "with no water": empty
+    tail_leads: frozenset[str] = field(default_factory=frozenset)   # "switch it off for now": the rest is no object
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
+
+    def other_names(self, name: str) -> list[list[str]]:
+        """The other names a type's description gives ("...; also called a torch"): word lists."""
+        return self.type_aliases.get(type_key(name), [])
 
     def type_text(self, name: str) -> str:
         """'HairDryer_1' -> 'hair dryer: an electric device that blows hot air to dry hair'."""
@@ -239,12 +253,17 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
     relations.sort(key=lambda x: len(x.phrase), reverse=True)
 
     states: list[StateWord] = []
+    meanings: list[tuple[str, bool, bool, str]] = []
     for i, s in enumerate(_section(lang, "states", lw, list)):
         where = f"{lw}: states[{i}]"
         if not isinstance(s, dict) or not isinstance(s.get("key"), str) or not isinstance(s.get("value"), bool):
             raise KnowledgeError(f"{where}: expected {{words, key, value}}, got {s!r}")
         for p in _phrases(s.get("words"), f"{where}.words"):
             states.append(StateWord(p, s["key"], s["value"], bool(s.get("nothing_inside", False))))
+        if s.get("means") is not None:
+            if not isinstance(s["means"], str) or not s["means"].strip():
+                raise KnowledgeError(f"{where}.means: expected a sentence, got {s['means']!r}")
+            meanings.append((s["key"], s["value"], bool(s.get("nothing_inside", False)), s["means"].strip()))
     states.sort(key=lambda x: len(x.phrase), reverse=True)
 
     positions: list[PositionPhrase] = []
@@ -333,6 +352,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         type_lists=type_lists, checks=checks, text=text,
         known_types=known,
         type_descriptions=descriptions,
+        type_aliases={k: also_called(d) for k, d in descriptions.items() if also_called(d)},
         function_words=frozenset(str(w) for w in lang.get("function_words") or []),
         particles=particles,
         result_phrases=_phrases(lang.get("result_phrases") or [], f"{lw}: result_phrases"),
@@ -342,6 +362,15 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         purpose_phrases=_phrases(lang.get("purpose_phrases") or [], f"{lw}: purpose_phrases"),
         modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),
         closing_parts=frozenset(singular(str(w)) for w in lang.get("closing_parts") or []),
+        result_states={str(k).lower(): str(v) for k, v in (lang.get("result_states") or {}).items()},
+        state_adverbs=frozenset(str(w).lower() for w in lang.get("state_adverbs") or []),
+        is_contractions=frozenset(str(w).lower() for w in lang.get("is_contractions") or []),
+        time_possessives=frozenset(str(w).lower() for w in lang.get("time_possessives") or []),
+        time_leads=_phrases(lang.get("time_leads") or [], f"{lw}: time_leads"),
+        subject_pronouns=frozenset(str(w).lower() for w in lang.get("subject_pronouns") or []),
+        state_meanings=meanings,
+        lacking_phrases=_phrases(lang.get("lacking_phrases") or [], f"{lw}: lacking_phrases"),
+        tail_leads=frozenset(str(w).lower() for w in lang.get("tail_leads") or []),
         **_colours(data_dir() / "perception" / "colour_names.yaml"),
     )
 
@@ -376,4 +405,21 @@ def _descriptions(path: Path) -> dict[str, str]:
         if not isinstance(desc, str) or not desc.strip():
             raise KnowledgeError(f"{path}: types.{name}: expected a one-line description, got {desc!r}")
         out[type_key(str(name))] = " ".join(desc.split())
+    return out
+
+
+_ALSO = re.compile(r"\balso called\s+(.*)$", re.I)
+_ARTICLES = {"a", "an", "the", "some"}
+
+
+def also_called(description: str) -> list[list[str]]:
+    """"a small portable light; also called a torch or a hand lamp" -> [[torch], [hand, lamp]]."""
+    m = _ALSO.search(description)
+    if not m:
+        return []
+    out = []
+    for part in re.split(r",|\bor\b|\band\b", m.group(1)):
+        words = [singular(w) for w in split_words(part) if w.lower() not in _ARTICLES]
+        if words:
+            out.append(words)
     return out

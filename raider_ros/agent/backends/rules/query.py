@@ -32,6 +32,7 @@ _CONNECTORS = {"that", "which", "who", "is", "are", "that's", "located", "placed
                "just", "directly", "somewhere", "stored"}
 _STRUCTURED = re.compile(r"^\(?\s*([A-Za-z][A-Za-z_ ]{0,40}?)\s*\((.*)\)\s*\)?\s*[.!?]?\s*$", re.S)
 FROM_RELATIONS = ("on top of", "inside")
+_RELATIVE = {"that", "which", "who", "whose", "where", "that's", "which's"}
 
 
 @dataclass
@@ -64,6 +65,8 @@ class NP:
     personal: bool = False              # about the user: "my favourite fruit"
     owner: str | None = None            # "Adriana's medicine": Adriana (as written)
     notes: list[str] = field(default_factory=list)   # what was read but cannot narrow the choice
+    clause: str = ""                    # a relative clause no qualifier reads: "that needs washing"
+    attributive: list[StateQual] = field(default_factory=list)   # states read before the head ("baked")
 
     @property
     def head_text(self) -> str:
@@ -101,6 +104,19 @@ def query_words(text: str) -> list[str]:
         if "'" in t and low not in _KEEP_APOSTROPHE and not low.endswith("n't") and not low.endswith("'s"):
             t = t.split("'")[0]
         out.append(t)
+    return out
+
+
+def _expand_contractions(orig: list[str], kb: Knowledge) -> list[str]:
+    """"whatever's on" -> "whatever is on": after the words of language.yaml is_contractions an
+    's means "is" (elsewhere it is a possessive: "Adriana's medicine")."""
+    out: list[str] = []
+    for t in orig:
+        low = t.lower()
+        if low.endswith("'s") and low not in _KEEP_APOSTROPHE and low[:-2] in kb.is_contractions:
+            out += [t[:-2], "is"]
+        else:
+            out.append(t)
     return out
 
 
@@ -143,7 +159,9 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     """A noun phrase from tokens (original case)."""
     toks = [t.lower() for t in orig]
     orig = list(orig)
-    text = " ".join(_strip_lead(list(toks), list(orig), kb.determiners)[0])
+    shown = [" ".join(split_words(o)).lower() if re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+", o) else t
+             for t, o in zip(toks, orig)]       # "SafetyGoggles" is said "safety goggles"
+    text = " ".join(_strip_lead(shown, list(orig), kb.determiners)[0])
     personal = bool(set(toks) & kb.personal_words)
     states: list[StateQual] = []
     quals: list[RelQual] = []
@@ -152,7 +170,12 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     # "Adriana's medicine": the medicine, which belongs to Adriana
     owner = None
     k = next((k for k, t in enumerate(orig) if _possessive(t)), None)
-    if k is not None and k + 1 < len(orig):
+    if k is not None and k + 1 < len(orig) and toks[k][:-2] in kb.time_possessives:
+        s = k                            # "last night's pizza": the pizza, no owner
+        while s > 0 and any(tuple(toks[s - len(p):s]) == p for p in kb.time_leads):
+            s -= next(len(p) for p in kb.time_leads if tuple(toks[s - len(p):s]) == p)
+        del toks[s:k + 1], orig[s:k + 1]
+    elif k is not None and k + 1 < len(orig):
         owner = orig[k][:-2]
         del toks[k], orig[k]
 
@@ -160,6 +183,8 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     i = 1
     while i < len(toks):
         mc = next((m for m in kb.modal_clauses if _at(toks, i, m)), None)
+        if mc is None and toks[i] in kb.subject_pronouns and toks[-1] in kb.instrument_words:
+            mc = (toks[i],)              # "the thing I water the plants with"
         if mc is not None and i + len(mc) < len(toks):
             toks[i:i + len(mc)], orig[i:i + len(mc)] = ["to"], ["to"]
         i += 1
@@ -202,6 +227,13 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     # determiners
     toks, orig = _strip_lead(toks, orig, kb.determiners)
 
+    # "the vase with no water", "the glass without any juice": nothing inside
+    lack = next(((i, p) for i in range(1, len(toks)) for p in kb.lacking_phrases
+                 if _at(toks, i, p) and len(toks) > i + len(p)), None)
+    if lack is not None:
+        states.append(StateQual("filled", False, " ".join(toks[lack[0]:]), nothing_inside=True))
+        toks, orig = toks[:lack[0]], orig[:lack[0]]
+
     # "slice the apple with the knife": what follows names a tool
     cut = next((i for i in range(1, len(toks)) if toks[i] in kb.instrument_words), None)
     if cut is not None:
@@ -218,6 +250,15 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             continue
         quals.append(RelQual(" ".join(pp.phrase), (pp.relation,), None, position=True))
         del toks[i:end], orig[i:end]
+
+    # "the rose over by the till": of two relations in a row the second says where
+    i = 1
+    while i < len(toks):
+        rp = next((r for r in kb.relations if _at(toks, i, r.phrase) and not r.superlative), None)
+        if rp is not None and any(_at(toks, i + len(rp.phrase), r.phrase) for r in kb.relations):
+            del toks[i:i + len(rp.phrase)], orig[i:i + len(rp.phrase)]
+            continue
+        i += 1
 
     # the first spatial qualifier splits head and reference; "not" before it negates it, and a
     # further qualifier after "and" ("right of the banana and left of the mug") joins the head
@@ -240,6 +281,10 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             continue                     # "the light that is on" without a reference: not a relation
         phrase = " ".join(rp.phrase)
         core = tuple(_strip_lead([t.lower() for t in ref_o], list(ref_o), kb.determiners)[0])
+        if ref is not None and core in (("it",), ("them",)):
+            notes.append(f"\"{phrase} {' '.join(core)}\" refers to the object itself")
+            toks, orig = head_t, head_o
+            break
         if ref is not None and core in kb.self_words:
             q = _self_relation(rp, phrase, core, negated, kb, notes)
             if q is not None:
@@ -256,6 +301,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
 
     # attributive states, colours and superlatives: "the clean mug", "the unsliced apple",
     # "the yellow fruit", "the nearest mug"
+    attributive: list[StateQual] = []
     i = 0
     while i < len(toks):
         neg = toks[i] in kb.negations or toks[i] == "non"
@@ -272,6 +318,8 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             sw = None                    # "something to cut with": a verb, not a state
         if sw is not None and (len(toks) > j + len(sw.phrase) or len(toks) == 1 or neg):
             states.append(StateQual(sw.key, sw.value != neg, " ".join(toks[i:j + len(sw.phrase)]), sw.nothing_inside))
+            if not neg:
+                attributive.append(states[-1])
             del toks[i:j + len(sw.phrase)], orig[i:j + len(sw.phrase)]
             continue
         if toks[i] in kb.superlatives_to_robot and len(toks) > i + 1:
@@ -292,10 +340,23 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     if owner is not None and (not words or set(words) <= kb.part_words):
         orig, owner = [owner], None      # "the fridge's door": the fridge
         words = [singular(w) for w in split_words(orig[0])]
+    # "the mug that needs washing": a clause no qualifier reads does not name the type; "whatever
+    # is heating up": a generic head is named by what its clause says
+    rel = next((k for k in range(1, len(orig)) if orig[k].lower() in _RELATIVE), None)
+    clause = ""
+    if rel is not None and len(orig) > rel + 1 and kb.category_of(
+            [singular(w) for t in orig[:rel] for w in split_words(t)]) != "thing":
+        clause = " ".join(orig[rel + 1:])
+        orig = orig[:rel]
+        words = [singular(w) for t in orig for w in split_words(t) if not w.isdigit()]
+    if len(words) > 2 and kb.category_of(words[:1]) == "thing" and words[1] in ("is", "are", "that", "which"):
+        rest = [w for w in words[2:] if w not in kb.particles]
+        if rest:
+            orig, words = orig[2:], rest
     raw = " ".join(orig)
     words = [w for w in words if w not in kb.personal_words] or words
     return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal,
-              owner=owner, notes=notes)
+              owner=owner, notes=notes, clause=clause, attributive=attributive)
 
 
 def _names_a_type(words: list[str], kb: Knowledge) -> bool:
@@ -350,8 +411,12 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
         return None
     j = i + len(marker)
     neg = False
+    while j < len(toks) and toks[j] in kb.state_adverbs:          # "that's still on"
+        j += 1
     if j < len(toks) and (toks[j] in kb.negations or toks[j].endswith("n't")):
         neg, j = True, j + 1
+    while j < len(toks) and toks[j] in kb.state_adverbs:          # "that is not yet sliced"
+        j += 1
     if marker[-1].endswith("n't"):
         neg = True
     if j < len(toks) and toks[j] in kb.colour_words:                  # "the mug that is blue"
@@ -376,6 +441,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
     q = q.strip().strip("\"'\u201c\u201d` ")
     pq = _structured(q, kb) or _pddl_like(q, kb)
     if pq is None:
+        q = _indirect(q, kb)
         request, clarifications = _remarks(q, kb)
         if clarifications:       # "..., I mean the red one": read like a clarification
             context = "\n".join(clarifications + [context]).strip()
@@ -499,13 +565,45 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
     return " ".join(keep), clar
 
 
+_PRONOUN_OBJECTS = ("it", "them", "one", "that", "this")
+
+
+def _indirect(q: str, kb: Knowledge) -> str:
+    """"I need the yellow folder, can you get it?" -> "get the yellow folder": a first part that
+    names the object without a verb of its own, and a later request whose object is a pronoun."""
+    parts = [p.strip() for p in _PART_BREAK.split(q) if p.strip()]
+    if len(parts) < 2:
+        return q
+    phrases = _verb_phrases(kb)
+    first_o = query_words(parts[0])
+    first = [t.lower() for t in first_o]
+    first, first_o = _strip_lead(first, first_o, kb.lead_fillers)
+    if not first or any(_at(first, 0, p) for p, _ in phrases):
+        return q                         # the first part is itself a request
+    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    d = next((k for k, t in enumerate(first) if t in dets), None)
+    if d is None or d == len(first) - 1:
+        return q
+    for j in range(1, len(parts)):
+        orig = query_words(parts[j])
+        toks = [t.lower() for t in orig]
+        toks, orig = _strip_lead(toks, orig, kb.lead_fillers)
+        hit = next((p for p, _ in phrases if _at(toks, 0, p)), None)
+        if hit is None or len(toks) <= len(hit) or toks[len(hit)] not in _PRONOUN_OBJECTS:
+            continue
+        n = len(hit)
+        rebuilt = " ".join(orig[:n] + first_o[d:] + orig[n + 1:])
+        return " , ".join([rebuilt] + [p for k, p in enumerate(parts[1:], 1) if k != j])
+    return q
+
+
 def _verb_phrases(kb: Knowledge) -> list[tuple[tuple[str, ...], str]]:
     out = [(v, a.name) for a in kb.actions.values() for v in a.verbs]
     return sorted(out, key=lambda x: len(x[0]), reverse=True)
 
 
 def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | None = None) -> ParsedQuery:
-    orig = query_words(q)
+    orig = _expand_contractions(query_words(q), kb)
     toks = [t.lower() for t in orig]
     toks, orig = _strip_lead(toks, orig, kb.lead_fillers)
     toks, orig = _strip_trail(toks, orig, kb.trail_fillers)
@@ -515,10 +613,23 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         later = " ".join(orig[c:])
         toks, orig = _strip_trail(toks[:c], orig[:c], kb.trail_fillers)
     action, verb, body_t, body_o = None, "", toks, orig
+    if toks and toks[0].endswith("ing"):    # "closing up the box": the verb's base form
+        base = next((f for f in _verb_bases(toks[0]) if kb.action_for_verb(f)), None)
+        if base is not None:
+            toks = [base] + toks[1:]
+    purpose = ""
+    end = _object_end(toks, kb)          # "switch the screen off for the night": the purpose apart
+    if end is not None and end < len(toks):
+        purpose = " ".join(orig[end:])
+        toks, orig = toks[:end], orig[:end]
+    result_action = _result_action(toks, kb)
 
     if len(toks) > 2 and toks[0] in kb.split_verbs and toks[-1] in kb.split_verbs[toks[0]] \
             and toks[1] not in kb.split_verbs[toks[0]]:
         action, verb = kb.split_verbs[toks[0]][toks[-1]], f"{toks[0]} {toks[-1]}"
+        body_t, body_o = toks[1:-1], orig[1:-1]
+    elif result_action is not None:      # "flip the laptop shut", "get the lamp on"
+        action, verb = result_action, f"{toks[0]} {toks[-1]}"
         body_t, body_o = toks[1:-1], orig[1:-1]
     else:
         phrases = _verb_phrases(kb)
@@ -535,22 +646,29 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
                 action, verb, body_t, body_o = guess, " ".join(toks[:n]), toks[n:], orig[n:]
             else:
                 verb, body_t, body_o = toks[0], toks[1:], orig[1:]
+                split = _split_place(body_t, kb) if "place" in kb.actions else None
+                if split is not None and split[0] > 0 and split[0] + split[1] < len(body_t):
+                    action = "place"     # "stick the tulip in the vase": an object and where it goes
         if verb in kb.split_verbs and len(body_t) > 1 and body_t[-1] in kb.split_verbs[verb]:
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
+        if action is not None and len(body_t) > 1 and body_t[0] in kb.particles \
+                and body_t[0] not in kb.result_states and not any(_at(body_t, 0, r.phrase) for r in kb.relations):
+            body_t, body_o = body_t[1:], body_o[1:]      # "open up the box": the particle adds nothing
 
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
     if action is not None and verb:
         body_t, body_o = _inner_particle(action, verb, body_t, body_o, kb)
     result = ""
-    if action in kb.actions and len(kb.actions[action].roles) == 1:
-        r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.result_phrases)), None)
+    if action in kb.actions and (len(kb.actions[action].roles) == 1 or action == "pick"):
+        single = len(kb.actions[action].roles) == 1       # for pick only idioms ("out of the way")
+        r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) and (single or len(p) > 2)
+                                                          for p in kb.result_phrases)), None)
         if r is not None:                # "cut the bread into slices": what it makes, not the object
             result = " ".join(body_o[r:])
             body_t, body_o = body_t[:r], body_o[:r]
-    purpose = ""
-    if action not in (None, "handover"):
+    if action not in (None, "handover") and not purpose:
         single = action in kb.actions and len(kb.actions[action].roles) == 1
         r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.purpose_phrases)
                   and (single or body_t[i] != "to")
@@ -574,6 +692,12 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if len(part) == 1 and part[0] in kb.closing_parts:
             action, args = "close", [args[1]]   # "put the lid back on the jar": close the jar
     pq = _assign(action, verb, args, kb, False)
+    obj = pq.args.get("object")
+    if action == "pick" and obj is not None and obj.words and obj.words[-1] in kb.closing_parts:
+        ref = next((r.ref for r in obj.quals if r.relations == FROM_RELATIONS and r.ref), None)
+        if ref is not None:              # "take the lid off the jar": open the jar
+            pq = _assign("open", verb, [], kb, False)
+            pq.args["object"] = ref
     pq.text = q
     pq.place_relation = place_rel
     pq.later, pq.result, pq.purpose = later, result, purpose
@@ -584,17 +708,64 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
     return pq
 
 
+def _verb_bases(word: str) -> list[str]:
+    """"closing" -> close, "grabbing" -> grab, "opening" -> open: candidate base forms of a gerund."""
+    stem = word[:-3]
+    out = [stem, stem + "e"]
+    if len(stem) > 2 and stem[-1] == stem[-2]:
+        out.append(stem[:-1])
+    return out
+
+
+def _object_end(toks: list[str], kb: Knowledge) -> int | None:
+    """Where a purpose starts after a final particle or result word: "switch the screen off for the
+    night" -> 4 ("for the night"); None when there is no such purpose."""
+    for e in range(2, len(toks) - 1):
+        if (toks[e] in kb.result_states or toks[e] in kb.particles) and \
+                (any(_at(toks, e + 1, p) for p in kb.purpose_phrases) or toks[e + 1] in kb.tail_leads) and \
+                not any(_at(toks, e, r.phrase) and len(toks) > e + len(r.phrase) for r in kb.relations
+                        if toks[e] not in kb.result_states):
+            return e + 1
+    return None
+
+
+def _result_action(toks: list[str], kb: Knowledge) -> str | None:
+    """"flip the laptop shut", "get the lamp on", "put the kettle on": a verb, its object and the
+    state it should end in (language.yaml result_states); None otherwise. Not for the split
+    verbs ("turn the lamp on"), nor when the object is a lid ("take the lid off")."""
+    if len(toks) < 3 or toks[-1] not in kb.result_states or toks[-1] in kb.split_verbs.get(toks[0], {}):
+        return None
+    if toks[-2] in ("is", "are", "was", "be", "been", "that's") or toks[-2] in kb.state_adverbs or \
+            any(len(s.phrase) > 1 and tuple(toks[-len(s.phrase):]) == s.phrase for s in kb.states):
+        return None                      # "grab whatever is switched on": a state, not a result
+    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    if toks[0] in dets or toks[1] in kb.particles:
+        return None
+    own = kb.action_for_verb(toks[0])
+    if own is not None and own in kb.result_states.values():
+        return None                      # "open the box up": the verb says it
+    if singular(toks[-2]) in kb.closing_parts:
+        return None
+    action = kb.result_states[toks[-1]]
+    return action if action in kb.actions else None
+
+
 def _inner_particle(action: str, verb: str, toks: list[str], orig: list[str],
                     kb: Knowledge) -> tuple[list[str], list[str]]:
     """"set the loaf down on the scale", "put the lid back on the jar": the particle of a
     phrasal verb of the same action, split off by its object, is not part of the object."""
     verbs = {p for p, a in _verb_phrases(kb) if a == action}
     for i in range(1, len(toks)):
-        if toks[i] not in kb.particles or tuple(verb.split()) + (toks[i],) not in verbs:
+        if toks[i] not in kb.particles or (tuple(verb.split()) + (toks[i],) not in verbs
+                                           and toks[i] in kb.result_states):
             continue
+        nxt = i + 1
+        if nxt < len(toks) and (any(_at(toks, nxt, p) for p, _ in kb.place_prepositions)
+                                or (action == "handover" and toks[nxt] in kb.handover_prepositions)) \
+                and toks[i] not in kb.result_states:
+            return toks[:i] + toks[i + 1:], orig[:i] + orig[i + 1:]   # "pass the stapler over to her"
         if any(_at(toks, i, r.phrase) for r in kb.relations):
             continue                     # "out of", "off": a qualifier, not a particle
-        nxt = i + 1
         if nxt == len(toks) or any(_at(toks, nxt, p) for p, _ in kb.place_prepositions) \
                 or any(_at(toks, nxt, r.phrase) for r in kb.relations):
             return toks[:i] + toks[i + 1:], orig[:i] + orig[i + 1:]
@@ -655,7 +826,7 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
 def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
     """Fold a clarification into the query: who a person is, or which object is meant."""
     for sentence in (x for line in context.strip().splitlines() for x in re.split(r"(?<=[.!?;])\s+", line)):
-        orig = query_words(sentence)
+        orig = _expand_contractions(query_words(sentence), kb)
         toks = [t.lower() for t in orig]
         if not toks:
             continue

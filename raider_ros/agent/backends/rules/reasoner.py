@@ -19,8 +19,8 @@ from raider_ros.agent.llm import LLMError, LLMReply, Message
 
 from . import embedding
 from .checks import CheckOutcome, Checker
-from .grounding import Grounder, Grounding, Pool, join_ids
-from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type
+from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase
+from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type, type_words
 from .query import NP, ParsedQuery, parse_query
 from .transcript import Conversation, Observations, entry_for, read_conversation
 
@@ -227,8 +227,9 @@ class _Run:
         self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): " + "; ".join(
             self._pending_text(pq.args[r], results[r]) for r in pending) + "."])
         for role, g in results.items():
-            if g.status == "none" and self._is_person_role(pq, role) is None and not pool.people \
-                    and self._ask_people():
+            # nothing matched, or a reference matched no object ("the mug right of Kenji"): people?
+            if g.status == "none" and (self._is_person_role(pq, role) is None or g.missing_ref is not None) \
+                    and not pool.people and self._ask_people():
                 self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): no object matches "
                                            f"\"{pq.args[role].describe()}\"; I look for people."])
         for role, g in results.items():
@@ -282,10 +283,15 @@ class _Run:
     def _is_person_role(self, pq: ParsedQuery, role: str) -> bool | None:
         """True: a person argument; None: may be a person (approach); False: an object."""
         np = pq.args[role]
-        personish = bool(set(np.words) & self.kb.person_words) or np.raw.lower() in self.kb.person_pronouns
+        personish = self.grounder_personish(np)
         if role in PERSON_ROLES or personish:
             return True
         return None if role == "target" and pq.action == "approach" else False
+
+    def grounder_personish(self, np: NP) -> bool:
+        """A person is meant when the head word is a person word ("the guest"), not when one only
+        modifies an object ("the guest book"), or a pronoun ("her")."""
+        return person_phrase(np, self.kb)
 
     def _ask_people(self) -> bool:
         asked = False
@@ -359,10 +365,22 @@ class _Run:
         for role, (props, states) in asked.items():
             g = results[role]
             able = [c for c in g.ids if self._affords(c, props, states)]
+            if props and not any(self._affords(c, props, []) for c in g.ids) and \
+                    all(self._known_properties(c) for c in g.ids):
+                # none of them can be <verb>ed: which one is meant does not change the answer
+                self.lines.append(f"{STEP_TITLES['ground']}: none of {join_ids(g.ids, 'or')} is "
+                                  f"{need(props, [])}, so whichever is meant the answer is the same; I check {g.ids[0]}.")
+                results[role] = Grounding.of(g.ids[:1], base=g.base, how=g.how, facts=g.facts)
+                continue
             if able and len(able) < len(g.ids):
                 self.lines.append(f"{STEP_TITLES['ground']}: of {join_ids(g.ids)}, only {join_ids(able)} "
                                   f"{'is' if len(able) == 1 else 'are'} {need(props, states)}.")
                 results[role] = Grounding.of(able, base=g.base, how=g.how, facts=g.facts)
+
+    def _known_properties(self, c: str) -> bool:
+        a = self.obs.get("get_obj_properties", c)
+        entry = entry_for(a.data, "object", c) if a.ok else None
+        return isinstance(entry, dict) and isinstance(entry.get("properties"), list)
 
     def _affords(self, c: str, props: list[str], states: list[tuple[str, bool]]) -> bool:
         if props:
@@ -441,7 +459,7 @@ class _Run:
             g, np = results[role], pq.args[role]
             if g.status == "several" and role != "source":
                 text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
-                                     cands=join_ids([self._label(i) for i in g.ids]))
+                                     cands=join_ids([self._label(i, np) for i in g.ids]))
                 return self._decide("ambiguity", text, list(g.ids), "several candidates remain")
         return None
 
@@ -472,8 +490,13 @@ class _Run:
         return self._decide("none", text, ids, "every precondition I could check holds"
                             if unknown else "every precondition holds")
 
-    def _label(self, eid: str) -> str:
+    def _label(self, eid: str, np: NP | None = None) -> str:
+        """'Mug_1', 'SampleBox_1 (sample box)'; with the phrase that named it, the kind is said in
+        words whenever the phrase does not say it ("the baked goods": 'Cake_1 (cake)')."""
         if self.people.get(eid):
             return f"{self.people[eid]} ({eid})"
         t = say_type(eid)
-        return eid if t.lower() in eid.lower().replace("_", " ") else f"{eid} ({t})"
+        said = np is not None and set(type_words(eid)) <= set(np.words)
+        if t.lower() in eid.lower().replace("_", " ") and (np is None or said):
+            return eid
+        return f"{eid} ({t})"
