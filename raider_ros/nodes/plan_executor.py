@@ -151,7 +151,9 @@ class PlanExecutorNode(Node):
         return Plan(steps, r.plan_text)
 
     def _skill(self, name: str, args: list[str], cancel) -> tuple[bool, str]:
-        if not self.skill_client.wait_for_server(timeout_sec=min(self.p["server_wait_s"], self.p["skill_timeout_s"] / 2)):
+        # a quarter of the port's own time limit: rclpy's wait polls in sleeps that overrun under load,
+        # and the reason must come from here, naming the server, not from the port's time-out
+        if not self.skill_client.wait_for_server(timeout_sec=min(self.p["server_wait_s"], self.p["skill_timeout_s"] / 4)):
             raise RuntimeError("the execute_skill action server is not available (is sim_world / the robot up?)")
         handle = self._wait(self.skill_client.send_goal_async(ExecuteSkill.Goal(skill=name, args=list(args))),
                             min(self.p["skill_goal_wait_s"], self.p["skill_timeout_s"]),
