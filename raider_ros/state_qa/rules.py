@@ -645,7 +645,7 @@ class RulesAnswerer:
         acted: set[str] = set()
         others: set[str] = set()
         for m in mentions:
-            if len(m.ids) < 2:
+            if m.kind != "thing" or len(m.ids) < 2:      # a kind of object, not a name or an id
                 continue
             a = {i for i in m.ids if any(r.obj == i and not r.stale and getattr(self.templates.get(
                 r.key.partition(":")[0]), "acted_on", False) for r in timeline.values())}

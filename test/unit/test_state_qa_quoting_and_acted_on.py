@@ -99,3 +99,17 @@ def test_why_about_an_unknown_thing_gives_the_first_blocking_issue():
     assert ans.answer.count("Stool_1") == 1, ans.answer
     for later in ISSUES[1:]:
         assert later.split(": ", 2)[2][:30] not in ans.answer, ans.answer
+
+
+
+def test_a_name_is_not_a_kind_of_object_with_several_matches():
+    # "Bea" is named by the person fact and by the handover of Cup_1: a name is no kind of
+    # object, so facts about her are not pushed behind the handed-over cup
+    from raider_ros.state_qa.rules import Mention, ObjectFact, RulesAnswerer
+    r = RulesAnswerer(encoder=lambda texts: None)
+    timeline = {("robot", "handed_to:Cup_1", "Person_1 (Bea)"):
+                ObjectFact("Cup_1", "robot", "handed_to:Cup_1", "Person_1 (Bea)", T0, False, True)}
+    name = Mention("Bea", "name", True, ("Person_1", "Cup_1"))
+    assert r._acted_on([name], timeline) == (set(), set())
+    thing = Mention("cup", "thing", True, ("Cup_1", "Cup_2"))
+    assert r._acted_on([thing], timeline) == ({"Cup_1"}, {"Cup_2"})
