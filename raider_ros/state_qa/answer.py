@@ -325,9 +325,16 @@ class StateQA:
                                  history=history, earlier=earlier, objects=objects)
         ans = self._ask_rules(q, evidence, list(latest.values()), windowed, now, base, history=history)
         if primary is not None and primary in missing and not windowed:
-            # the module the question is mostly about has said nothing: say so first
-            note = fill(self.texts["nothing_published"], module_title=self.catalog.title(primary))
-            ans = dataclasses.replace(ans, answer=f"{note} {ans.answer}", status="partial")
+            # the module the question is mostly about has said nothing: say so first when
+            # nothing else answers, else after what the other modules report
+            title = self.catalog.title(primary)
+            if ans.facts:
+                after = fill(self.texts.get("nothing_published_after", self.texts["nothing_published"]),
+                             module_title=title)
+                ans = dataclasses.replace(ans, answer=f"{ans.answer} {after}", status="partial")
+            else:
+                note = fill(self.texts["nothing_published"], module_title=title)
+                ans = dataclasses.replace(ans, answer=f"{note} {ans.answer}", status="partial")
         return ans
 
     def _evidence_modules(self, ids: Sequence[str], modules: Sequence[str],

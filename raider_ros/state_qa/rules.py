@@ -35,6 +35,7 @@ MAX_HISTORY_FACTS = 120   # earlier facts weighed for one question (those naming
 EMBED_CHARS = 200         # a fact's sentence is compared by its beginning (its subject and kind)
 MAX_FACT_VECTORS = 16384  # fact texts whose embeddings the answerer keeps (about 24 MB)
 MAX_INDEXED_SUMMARIES = 4096   # summaries remembered as embedded (by module and facts)
+LIST_SEP = " | "           # how the summarizers join the items of a list fact
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_']*")
 
 
@@ -47,6 +48,8 @@ class FactTemplate:
     object_state: bool = False      # the fact says where an object is or what became of it
     stale_marker: str = ""          # words by which the fact says it is a last sighting
     cause: bool = False             # the fact gives a reason or says what went wrong
+    acted_on: bool = False          # the fact says what the robot itself did with an object
+    issue_list: bool = False        # the value lists issues met, oldest first, joined by LIST_SEP
 
 
 @lru_cache(maxsize=2)
@@ -61,7 +64,8 @@ def load_fact_templates(path: str | None = None) -> dict[str, FactTemplate]:
             raise StateQAError(f"{p}: facts.{k}: expected say and about (text)")
         out[str(k)] = FactTemplate(e["say"], e["about"], bool(e.get("past", False)),
                                    bool(e.get("object_state", False)), str(e.get("stale_marker") or ""),
-                                   bool(e.get("cause", False)))
+                                   bool(e.get("cause", False)), bool(e.get("acted_on", False)),
+                                   bool(e.get("issue_list", False)))
     return out
 
 
@@ -594,8 +598,15 @@ class RulesAnswerer:
             else:
                 text = self.texts["absent_name"]
             uses: tuple[FactUse, ...] = ()
-            if past and history is not None:
-                # "why did you stop before the X?" with no X: say so, then what did happen
+            first = (self._first_issue(known, history, now)
+                     if past and history is not None and asks_cause(question, self.lang) else None)
+            if first is not None:
+                # "why did you stop by the X?" with no X: say so, then the first issue that
+                # stopped the robot - not every issue of the task
+                uses = (first,)
+                text = " ".join([text, first.sentence])
+            elif past and history is not None:
+                # "what happened by the X?" with no X: say so, then what did happen
                 rest = [m for m in mentions if m.present]
                 uses = self._best(question, contexts, known, rest, history, now, past=True, history_only=True)
                 if uses:
@@ -607,6 +618,60 @@ class RulesAnswerer:
             return RulesReply(fill(self.texts["no_fact"], modules=titles), (), (), tuple(mentions))
         text = " ".join(dict.fromkeys(u.sentence for u in uses))
         return RulesReply(text, uses, (), tuple(mentions))
+
+    def _first_issue(self, known: Sequence[StateSummary], history: SummaryHistory,
+                     now: float) -> FactUse | None:
+        """The earliest issue any module listed (``issue_list`` facts: issues met, oldest first),
+        with the time it was first reported; None when no module lists any."""
+        titles = load_catalog()
+        pool = sorted([*history.what_happened(None, None, None), *known], key=lambda s: s.stamp)
+        for s in pool:
+            for k, v in s.facts:
+                t = self.templates.get(k.partition(":")[0])
+                if t is None or not t.issue_list:
+                    continue
+                items = [x.strip() for x in v.split(LIST_SEP.strip()) if x.strip()]
+                if not items:
+                    continue
+                item = items[0] if items[0].endswith((".", "!", "?")) else items[0] + "."
+                return FactUse(s.module, k, items[0], fill(self.texts["first_issue"], age=age_text(s.stamp, now),
+                                                           module_title=titles.title(s.module), item=item), 1.0)
+        return None
+
+    def _acted_on(self, mentions: Sequence[Mention], timeline: dict) -> tuple[set[str], set[str]]:
+        """For a thing that names several objects ("the cup": Cup_1, Cup_2): those the robot
+        acted on (a current ``acted_on`` fact: held, handed over, a skill's result) and the
+        others - when it acted on some of them only."""
+        acted: set[str] = set()
+        others: set[str] = set()
+        for m in mentions:
+            if m.kind != "thing" or len(m.ids) < 2:      # a kind of object, not a name or an id
+                continue
+            a = {i for i in m.ids if any(r.obj == i and not r.stale and getattr(self.templates.get(
+                r.key.partition(":")[0]), "acted_on", False) for r in timeline.values())}
+            if a and len(a) < len(set(m.ids)):
+                acted |= a
+                others |= set(m.ids) - a
+        return acted, others
+
+    def _distinct(self, window: Sequence[int], cands: Sequence[tuple[str, str, str, float, str]]) -> dict[int, str]:
+        """What is left to say of each candidate once each fact is quoted once, newest first:
+        a list fact (items joined by LIST_SEP) keeps only the items no newer quoted fact of the
+        same module and kind holds - a summary repeating a growing list adds nothing - and a
+        fact repeated word for word is said once. Returns candidate index -> value to say."""
+        said: dict[tuple[str, str], set[str]] = {}
+        out: dict[int, str] = {}
+        for j in sorted(window, key=lambda j: -cands[j][3]):      # stable: score order on ties
+            m, k, v, _, _ = cands[j]
+            group = (m, k)
+            items = [x.strip() for x in v.split(LIST_SEP.strip())] if LIST_SEP in v else [v]
+            have = said.setdefault(group, set())
+            new = [x for x in items if x not in have]
+            if not new:
+                continue
+            have.update(items)
+            out[j] = v if len(new) == len(items) else LIST_SEP.join(new)
+        return out
 
     def _best(self, question: str, contexts: Sequence[StateSummary], known: Sequence[StateSummary],
               mentions: Sequence[Mention], history: SummaryHistory | None, now: float, *, past: bool,
@@ -645,9 +710,8 @@ class RulesAnswerer:
             cands += [(m, k, v, t, "earlier") for (m, k, v), t in rows]
         if not cands:
             return ()
-        sentences = []
-        for m, k, v, t, kind in cands:
-            say = self.sentence(k, v)
+        def say_it(m: str, k: str, v: str, t: float, kind: str, value: str) -> str:
+            say = self.sentence(k, value)
             row = timeline.get((m, k, v))
             if kind == "earlier":
                 say = fill(self.texts["earlier"], age=age_text(t, now), module_title=titles.title(m), sentence=say)
@@ -655,7 +719,7 @@ class RulesAnswerer:
                 say = f"{say} {fill(self.texts['stale'], age=age_text(row.time, now), module_title=titles.title(m))}"
             elif row is not None and row.newest:
                 say = f"{say} {fill(self.texts['as_of'], age=age_text(row.time, now), module_title=titles.title(m))}"
-            sentences.append(say)
+            return say
         pairs = [self.fact_texts(k, v) for _, k, v, _, _ in cands]
         q = self._encode([question])[0]            # cached: the selector embedded it
         V = self.fact_vectors([a for a, _ in pairs] + [b for _, b in pairs])   # indexed when they arrived
@@ -693,6 +757,17 @@ class RulesAnswerer:
             elif row is not None and row.stale and any(r.newest and r.obj == row.obj and r.time > row.time
                                                        for r in timeline.values()):
                 scores[j] -= self.recency_boost            # a last sighting older than another report
+        acted, others = self._acted_on(mentions, timeline)
+        if acted:
+            # "where is the cup?" with two cups, one of them handed over by the robot: the
+            # facts about the one it acted on first, another's (stale) sighting after them
+            for j, (m, k, v, _, _) in enumerate(cands):
+                objs = _about_objects(k, v, acted | others, self.templates)
+                row = timeline.get((m, k, v))
+                if objs & acted and not (row is not None and row.stale):
+                    scores[j] += self.entity_boost
+                elif objs:
+                    scores[j] -= self.other_entity_penalty
         first_asked = past and asks_first(question, self.lang)
         current = {(m, k): self._names_it(k, v, linked, names) for m, k, v, _, kind in cands if kind != "earlier"}
         for j, (m, k, v, _, kind) in enumerate(cands):
@@ -710,11 +785,15 @@ class RulesAnswerer:
                     first[key] = j
             for j in first.values():
                 scores[j] += self.question_word_boost
-        order = np.argsort(-scores)
+        order = [int(j) for j in np.argsort(-scores)]
         best = float(scores[order[0]])
-        chosen = [int(j) for j in order[: self.max_facts] if scores[j] >= best - self.margin]
-        return tuple(FactUse(cands[j][0], cands[j][1], cands[j][2], sentences[j], round(float(scores[j]), 4))
-                     for j in chosen)
+        window = [j for j in order if scores[j] >= best - self.margin]
+        values = self._distinct(window, cands)           # each fact once, the newest kept
+        chosen = [j for j in window if j in values][: self.max_facts]
+        if history_only:
+            chosen.sort(key=lambda j: -cands[j][3])      # quoted from the history: newest first
+        return tuple(FactUse(cands[j][0], cands[j][1], cands[j][2], say_it(*cands[j], values[j]),
+                             round(float(scores[j]), 4)) for j in chosen)
 
     @staticmethod
     def _names_it(key: str, value: str, linked: set[str], names: set[str]) -> bool:
