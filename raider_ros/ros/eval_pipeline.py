@@ -100,15 +100,24 @@ class RosPipeline:
             self._status = msg_to_status(msg)
             self._status_cond.notify_all()
 
-    def _call(self, client, request):
-        if self.graph is not None:
-            self.graph.check_alive()
-        future = client.call_async(request)
-        done = threading.Event()
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(self.call_timeout_s):
-            raise PipelineError(f"{client.srv_name}: no answer within {self.call_timeout_s:.0f} s")
-        return future.result()
+    def _call(self, client, request, attempts: int = 3):
+        """Call and wait; the scene and setup calls are idempotent (the scene as text, the setup
+        with reset), so a request that got no answer is sent again, ``attempts`` times within
+        ``call_timeout_s`` in all: a reply to a request sent right after the server appeared in
+        discovery can be lost (the server may not yet know this client's reply reader)."""
+        end = time.monotonic() + self.call_timeout_s
+        per_attempt = self.call_timeout_s / max(1, attempts)
+        while True:
+            if self.graph is not None:
+                self.graph.check_alive()
+            future = client.call_async(request)
+            done = threading.Event()
+            future.add_done_callback(lambda _f: done.set())
+            if done.wait(min(per_attempt, max(0.0, end - time.monotonic()))):
+                return future.result()
+            client.remove_pending_request(future)
+            if time.monotonic() >= end:
+                raise PipelineError(f"{client.srv_name}: no answer within {self.call_timeout_s:.0f} s")
 
     # ------------------------------------------------------------------ Pipeline protocol
     def prepare(self, scene: Scene, setup: Any) -> None:
@@ -150,7 +159,7 @@ class RosPipeline:
 
     def detect(self, query: str, context: str | None = None, toolset: str | None = None) -> DetectOutcome:
         client = self._client_for(str(toolset or self.toolset))
-        r = self._call(client, DetectIssue.Request(query=query, context=context or ""))
+        r = self._call(client, DetectIssue.Request(query=query, context=context or ""), attempts=1)
         return DetectOutcome(issue=r.issue or None, explanation=r.explanation, grounding=list(r.grounding),
                              status=r.status, error=r.error or None, llm_turns=r.llm_turns, tool_calls=r.tool_calls,
                              prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
@@ -161,7 +170,8 @@ class RosPipeline:
         if not self.plan_client.service_is_ready():
             wait_for_services(self.node, [self.plan_client], 30.0, self.graph)
         r = self._call(self.plan_client, PlanRecovery.Request(query=query, issue=issue, explanation=explanation,
-                                                              holding=holding or "", grounding=list(grounding)))
+                                                              holding=holding or "", grounding=list(grounding)),
+                       attempts=1)
         if not r.success:
             return RecoveryOutcome(status="error", error=r.message, plan_text=r.plan_text)
         return RecoveryOutcome(steps=[(s.action, list(zip(s.args, s.arg_is_variable))) for s in r.steps],
