@@ -156,7 +156,7 @@ class PlanExecutorNode(Node):
         if not self.skill_client.wait_for_server(timeout_sec=min(self.p["server_wait_s"], self.p["skill_timeout_s"] / 4)):
             raise RuntimeError("the execute_skill action server is not available (is sim_world / the robot up?)")
         handle = self._wait(self.skill_client.send_goal_async(ExecuteSkill.Goal(skill=name, args=list(args))),
-                            min(self.p["skill_goal_wait_s"], self.p["skill_timeout_s"]),
+                            min(self.p["skill_goal_wait_s"], self.p["skill_timeout_s"] / 2),
                             "the execute_skill action server (goal request)",
                             alive=self.skill_client.server_is_ready)
         if not handle.accepted:

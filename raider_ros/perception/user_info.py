@@ -83,7 +83,8 @@ class UserInfoRetriever:
         self.source = str(corpus_path) if corpus_path is not None else "<memory>"
         self._encoder = encoder
         self._device = device
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()             # held while the model and corpus load
+        self._start_lock = threading.Lock()       # the loader thread's bookkeeping
         self._corpus_emb: np.ndarray | None = None
         self._done = threading.Event()            # set when a load finished (or failed)
         self._loader: threading.Thread | None = None
@@ -95,8 +96,9 @@ class UserInfoRetriever:
         return self._corpus_emb is not None
 
     def start_loading(self) -> None:
-        """Load in a background thread (idempotent); :meth:`wait_ready` waits for it."""
-        with self._lock:
+        """Load in a background thread (idempotent); :meth:`wait_ready` waits for it. Never waits
+        for a load in progress (``_lock`` is held for the whole load; this uses its own lock)."""
+        with self._start_lock:
             if self._loader is not None or self._corpus_emb is not None:
                 return
             self._load_started = time.monotonic()

@@ -58,9 +58,10 @@ def test_a_transcript_is_cut_to_its_limit_keeping_every_message():
 
 def test_a_user_information_call_while_the_model_loads_answers_loading_then_the_answer():
     import threading
-    release = threading.Event()
+    release, loading = threading.Event(), threading.Event()
 
     def slow_encoder(texts):
+        loading.set()
         # loads until the test releases it (a bound only so that a failed test cannot leave it
         # waiting for ever; 30 s was once reached on a loaded CI machine and made the load "finish")
         release.wait(600)
@@ -72,6 +73,7 @@ def test_a_user_information_call_while_the_model_loads_answers_loading_then_the_
     retriever = UserInfoRetriever(entries=["The user loves bananas.", "The mug is blue."], encoder=slow_encoder)
     tb = ToolBox(graph, provider, {"user_info_wait_s": 0.2}, user_info=retriever)
     tb.preload_user_info()
+    assert loading.wait(30)          # the load is under way (it holds the retriever's load lock)
     r = tb.call("retrieve_user_information", ["favourite fruit banana"])
     assert not r.success and r.error.startswith("loading: the user-information model is still loading")
     assert r.data == {"error": "loading", "retry_after_s": 2.0}
