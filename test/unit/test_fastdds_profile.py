@@ -44,3 +44,14 @@ def test_the_two_host_profile_is_udp_only_with_the_same_lease(path):
     transports, used, part, lease = profile(path)
     assert lease == profile(config_dir() / "fastdds.xml")[3]
     assert [transports[t].findtext("d:type", namespaces=NS) for t in used] == ["UDPv4"]
+
+
+@pytest.mark.parametrize("path", [config_dir() / "fastdds.xml", UDP_ONLY], ids=["graph", "two-host test"])
+def test_writers_wait_seconds_for_a_clients_reply_reader(path):
+    """rmw_fastrtps waits the response writer's max_blocking_time for the client's reply reader
+    before it sends a service reply; Fast DDS's 100 ms lost replies to new servers."""
+    root = ET.parse(path).getroot()
+    writer = root.find(".//d:data_writer[@is_default_profile='true']", NS)
+    assert writer is not None
+    wait = writer.find("d:qos/d:reliability/d:max_blocking_time", NS)
+    assert int(wait.findtext("d:sec", namespaces=NS)) >= 2
