@@ -140,7 +140,9 @@ class SafetyMonitorNode(Node):
 
     def _fetch_truth(self, timeout: float) -> bool:
         """Ask for the world (blocking up to ``timeout``); True when a state was observed."""
-        if not self.truth_client.wait_for_service(timeout_sec=min(timeout, 0.5)):
+        # a monitor with no world yet (just started or respawned) waits the whole time for its source
+        # to appear in discovery; one with a world only briefly
+        if not self.truth_client.wait_for_service(timeout_sec=timeout if not self.service.has_state else min(timeout, 0.5)):
             self.get_logger().warning(f"{self.p['truth_service']} not available: no world state",
                                       throttle_duration_sec=10.0)
             return False
