@@ -21,7 +21,7 @@ from raider_ros.common.paths import data_dir
 from raider_ros.common.token_count import count_message_tokens
 
 from .modules import ModuleCatalog, StateQAError, load_catalog
-from .rules import (NAME as RULES_NAME, FactUse, RulesAnswerer, asks_latest, fill, find_mentions, is_past_question,
+from .rules import (NAME as RULES_NAME, FactUse, RulesAnswerer, age_text, asks_latest, fill, find_mentions, is_past_question,
                     known_things, load_answer_texts, object_timeline, time_window_s)
 from .summary import StateSummary, SummaryHistory
 
@@ -45,14 +45,8 @@ def prompt_dir() -> Path:
 
 
 def _age(stamp: float, now: float) -> str:
-    d = now - stamp
-    if d < 0:
-        return "just now"
-    if d < 90:
-        return f"{d:.0f} s ago"
-    if d < 5400:
-        return f"{d / 60:.0f} min ago"
-    return f"{d / 3600:.1f} h ago"
+    """The prompts' age: "just now" only for a stamp in the future (clock skew)."""
+    return age_text(stamp, now, just_now_s=0.0)
 
 
 @dataclass(frozen=True)

@@ -373,9 +373,10 @@ def asks_latest(question: str, lang: Language | None = None) -> bool:
     return _has_phrase(question, lang.latest_markers) and not asks_first(question, lang)
 
 
-def age_text(stamp: float, now: float) -> str:
+def age_text(stamp: float, now: float, just_now_s: float = 1.0) -> str:
+    """How long ago ``stamp`` was, as said: "just now" below ``just_now_s``, then s, min, h."""
     d = now - stamp
-    if d < 1:
+    if d < just_now_s:
         return "just now"
     if d < 90:
         return f"{d:.0f} s ago"

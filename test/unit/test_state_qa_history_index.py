@@ -10,20 +10,10 @@ import numpy as np
 
 from raider_ros.state_qa.answer import StateQA
 from raider_ros.state_qa.rules import RulesAnswerer
-from raider_ros.state_qa.selector import Selection
-from raider_ros.state_qa.summary import StateSummary, SummaryHistory
+from raider_ros.state_qa.summary import SummaryHistory
+from support.state_qa_fakes import FixedSelector, S
 
 T0 = 1000.0
-
-
-class FixedSelector:
-    config = None
-
-    def __init__(self, *labels):
-        self.labels = labels
-
-    def select(self, q):
-        return Selection(self.labels)
 
 
 class RecordingEncoder:
@@ -42,10 +32,6 @@ class RecordingEncoder:
 
     def embedded(self) -> list[str]:
         return [t for batch in self.calls for t in batch]
-
-
-def S(module, t, text, **facts):
-    return StateSummary(module, t, text, tuple((k.replace("__", ":"), v) for k, v in facts.items()))
 
 
 def _history() -> SummaryHistory:

@@ -13,28 +13,14 @@ from __future__ import annotations
 
 from raider_ros.state_qa.answer import StateQA
 from raider_ros.state_qa.rules import load_fact_templates
-from raider_ros.state_qa.selector import Selection
-from raider_ros.state_qa.summary import StateSummary, SummaryHistory
+from raider_ros.state_qa.summary import SummaryHistory
+from support.state_qa_fakes import FixedSelector, S
 
 T0 = 5000.0
 ISSUES = ("step 1: unfeasibility: The way to Sink_1 is blocked by Stool_1 (0.05 m from the path).",
           "step 2: ambiguity: Cup_1 and Cup_2 both match \"cup\".",
           "step 2: unfeasibility: Cup_1 is 1.40 m away, beyond the 1.10 m reach.",
           "step 3: unfeasibility: Bea is not looking at the robot.")
-
-
-class FixedSelector:
-    config = None
-
-    def __init__(self, *labels):
-        self.labels = labels
-
-    def select(self, q):
-        return Selection(self.labels)
-
-
-def S(module, t, text, **facts):
-    return StateSummary(module, t, text, tuple((k.replace("__", ":"), v) for k, v in facts.items()))
 
 
 def _history() -> SummaryHistory:

@@ -7,24 +7,10 @@ from __future__ import annotations
 
 from raider_ros.state_qa.answer import StateQA
 from raider_ros.state_qa.rules import asks_cause, find_mentions, known_things, load_fact_templates, load_language
-from raider_ros.state_qa.selector import Selection
-from raider_ros.state_qa.summary import StateSummary, SummaryHistory
+from raider_ros.state_qa.summary import SummaryHistory
+from support.state_qa_fakes import FixedSelector, S
 
 T0 = 1000.0
-
-
-class FixedSelector:
-    config = None
-
-    def __init__(self, *labels):
-        self.labels = labels
-
-    def select(self, q):
-        return Selection(self.labels)
-
-
-def S(module, t, text, **facts):
-    return StateSummary(module, t, text, tuple((k.replace("__", ":"), v) for k, v in facts.items()))
 
 
 def _history() -> SummaryHistory:
