@@ -101,6 +101,7 @@ class LocalPipeline:
         if self.retrieval != "off" and rec is not None:
             info = rec.to_dict()
             info["conversation_tokens"] = count_message_tokens(res.transcript)
+            info["graph_ids"] = self.graph.snapshot().ids()   # what retrieval could have returned
             if self.retrieval != "full":   # the same case with the whole graph, for agreement and the ratio
                 ref = self._detector(str(toolset or self.settings.toolset), "full")
                 full = ref.run(query, context)

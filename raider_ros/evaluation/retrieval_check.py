@@ -5,6 +5,13 @@ the expected grounding (for an ambiguity, every candidate), the entities of the 
 ``geometry`` facts (the relations its label rests on), for an obstruction (IU2) whatever the
 oracle finds blocking a grounded target, and for a case about the robot itself (IU6) the
 object in its gripper. Recall is per case: every needed object is in the subgraph.
+
+Retrieval can only return what the scene graph holds. A needed object that perception never
+saw (a stool on the floor right in front of the robot, below the camera's view) is missing from
+every subgraph, the whole graph included: such objects are listed as ``unperceived`` and
+counted apart. ``recall`` is over the needed objects the graph holds (what retrieval is
+answerable for); ``recall_incl_unperceived`` counts every needed object, as the first figures
+did. Both are reported.
 """
 from __future__ import annotations
 
@@ -43,9 +50,13 @@ def score_retrieval(case: Case, world: Scene, info: dict[str, Any]) -> dict[str,
     the needed objects, those missing from the subgraph and whether recall holds."""
     retrieved = set(info.get("retrieved") or [])
     need = needed_objects(case, world)
-    missing = [i for i in need if i not in retrieved]
     out = dict(info)
-    out.update(needed=need, missing=missing, recall=not missing)
+    graph = out.pop("graph_ids", None)
+    held = set(graph) if graph is not None else None
+    unperceived = [i for i in need if held is not None and i not in held and i not in retrieved]
+    missing = [i for i in need if i not in retrieved and i not in unperceived]
+    out.update(needed=need, missing=missing, unperceived=unperceived, recall=not missing,
+               recall_incl_unperceived=not missing and not unperceived)
     return out
 
 
@@ -68,8 +79,11 @@ def summarize_retrieval(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None
     return {
         "mode": rows[0].get("mode"), "cases": len(rows), "total_objects_mean": mean("total_objects"),
         "recall": sum(1 for r in with_need if r["recall"]) / len(with_need) if with_need else None,
+        "recall_incl_unperceived": sum(1 for r in with_need if r.get("recall_incl_unperceived", r["recall"]))
+        / len(with_need) if with_need else None,
         "recall_cases": len(with_need),
         "missing": {r.get("case", "?"): r["missing"] for r in with_need if r.get("missing")},
+        "unperceived": {r.get("case", "?"): r["unperceived"] for r in with_need if r.get("unperceived")},
         "retrieved_mean": float(np.mean([len(r.get("retrieved") or []) for r in rows])),
         "scene_tokens_mean": mean("scene_tokens"), "first_message_tokens_mean": mean("first_message_tokens"),
         "conversation_tokens_mean": mean("conversation_tokens"),

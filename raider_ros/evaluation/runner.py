@@ -248,7 +248,8 @@ def print_summary(report: dict[str, Any], out_dir: str | Path, stream=None) -> N
         r = report["retrieval"]
         num = lambda v, f="{:.0f}": "–" if v is None else f.format(v)  # noqa: E731
         print(f"retrieval {r['mode']} over ~{num(r['total_objects_mean'])} objects: recall {pct(r['recall'])} "
-              f"({r['recall_cases']} cases), scene tokens {num(r['scene_tokens_mean'])} "
+              f"({r['recall_cases']} cases; {pct(r.get('recall_incl_unperceived'))} counting "
+              f"{len(r.get('unperceived') or {})} case(s) whose needed objects perception never saw), scene tokens {num(r['scene_tokens_mean'])} "
               f"(whole graph {num(r['full_scene_tokens_mean'])}), first message {num(r['first_message_tokens_mean'])}, "
               f"conversation {num(r['conversation_tokens_mean'])}, verdicts as with the whole graph "
               f"{pct(r['agreement_with_full'])}, retrieve p95 {num(r['retrieve_ms_p95'], '{:.1f}')} ms", file=stream)

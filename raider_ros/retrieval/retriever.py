@@ -30,9 +30,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
+import numpy as np
+
 from raider_ros.agent.backends.rules.grounding import MEANING_SCORE, meaning_score
 from raider_ros.agent.backends.rules.knowledge import Knowledge, load_knowledge
 from raider_ros.agent.backends.rules.knowledge import type_key as kb_type_key
+from raider_ros.common.geometry import carries, floor_path_end, segment_box_distance_2d
 
 from .abstraction import EntityQuery, RulesAbstractor, TaskAbstraction, mentioned_entities
 from .documents import ROBOT_ID, SUPPORT_RELATIONS, DocumentStore, doc_key, type_key
@@ -56,6 +59,8 @@ class RetrievalSettings:
     k_sight: int = 12                   # entry points per entity among the objects in sight
     k_memory: int = 3                   # ... among the remembered objects
     max_neighbours: int = 8             # per entry point and relation
+    path_margin_m: float = 0.3          # objects within this of the floor path to a target that
+                                        # must not be blocked join the subgraph
     index: str = DEFAULT_INDEX
 
     def __post_init__(self) -> None:
@@ -320,6 +325,35 @@ class Retriever:
             found = [x for x, _, d in g.in_edges(node, data=True) if r in (d.get("relations") or {}) and x in st.docs]
             for x in found[: s.max_neighbours]:
                 self._add(sub, x, score * 0.8, f"{r} {node}", None)
+        if "blocking" in relations:                         # what stands by the way there
+            for x in self._near_path(node)[: s.max_neighbours]:
+                self._add(sub, x, score * 0.7, f"near the floor path to {node}", None)
+
+    def _near_path(self, node: str) -> list[str]:
+        """Objects in sight whose footprint comes within ``path_margin_m`` of the floor path from
+        the robot's base to ``node`` (whatever their height: a chair seen only at its top still
+        stands there), except what carries or contains ``node``; nearest first. The blocking
+        relation decides whether they block; retrieval only keeps them at hand."""
+        st, s = self.store, self.settings
+        robot = st.robot or {}
+        a = st._attrs.get(node) or {}
+        if robot.get("x") is None or a.get("box_min") is None or a.get("box_max") is None:
+            return []
+        base = (float(robot["x"]), float(robot["y"]))
+        lo, hi = np.asarray(a["box_min"], float), np.asarray(a["box_max"], float)
+        end = floor_path_end(base, lo, hi)
+        near = []
+        for x in st.present:
+            b = st._attrs.get(x) or {}
+            if x == node or b.get("kind") != "object" or b.get("held") or b.get("box_min") is None:
+                continue
+            blo, bhi = np.asarray(b["box_min"], float), np.asarray(b["box_max"], float)
+            if carries(blo, bhi, lo, hi):
+                continue
+            d = segment_box_distance_2d(base, end, blo, bhi)
+            if d <= s.path_margin_m:
+                near.append((d, x))
+        return [x for _, x in sorted(near)]
 
     def _finish(self, sub: Subgraph) -> None:
         st = self.store
