@@ -95,7 +95,7 @@ class Grounder:
     # ------------------------------------------------------------------ names
     def match_name(self, np: NP, ids: list[str]) -> tuple[list[str], str]:
         last = (split_words(np.raw) or [""])[-1].lower()
-        return self._match(np.raw, np.words, ids, plural=bool(np.words) and last != np.words[-1])
+        return self._match(np.raw, np.words, ids, plural=np.partitive or (bool(np.words) and last != np.words[-1]))
 
     def _match(self, raw: str, words: list[str], ids: list[str], plural: bool = False) -> tuple[list[str], str]:
         if not ids:
@@ -140,6 +140,13 @@ class Grounder:
             if hits:
                 return hits, how
 
+        if len(words) > 1 and (word_key(words) in self.kb.known_types or word_key(words) in self.kb.type_descriptions) \
+                and self.kb.category_of(words[-1:]) is not None \
+                and not any(sc >= MEANING_SCORE for _, sc in self.meaning_scores(words, ids)):
+            # "the butter dish": the whole phrase names a kind of its own, nothing here is of that
+            # kind or close to it ("coffee machine": the espresso machine is), and its head word's
+            # category ("dish") would name other kinds
+            return [], "type"
         for k in range(len(words)):
             cat = self.kb.category_of(words[k:])
             if cat is None:
@@ -297,6 +304,7 @@ class Grounder:
             note = f"\"{np.clause}\" was not checked: no tool answers it"
             if note not in self.notes:
                 self.notes.append(note)
+        emptied_by = None
         for st in states:
             if st.key == "colour":
                 keep, waiting, why = self._colour_filter(cands, st)
@@ -308,6 +316,8 @@ class Grounder:
             if keep is None:
                 continue
             reasons += why
+            if not keep and cands:
+                emptied_by = st.key
             if keep:
                 shown = st.colour if st.key == "colour" and st.value else \
                     self.kb.text["state_words"].get(st.key, {}).get(str(st.value).lower(), st.word)
@@ -351,7 +361,9 @@ class Grounder:
         if pending:
             return Grounding("pending", base=base, how=how)
         g = Grounding.of(cands, base=base, how=how, reasons=reasons, facts=facts)
-        if not cands and before_states:
+        if not cands and before_states and emptied_by != "colour":
+            # a state may change ("the clean mug": the mugs are all dirty); a colour does not: no
+            # yellow paint here is something absent, not a paint in the wrong state
             g.state_only = True
             g.base = before_states
         return g

@@ -135,6 +135,7 @@ class Knowledge:
     subject_pronouns: frozenset[str] = field(default_factory=frozenset)   # "the thing I cut with"
     state_meanings: list[tuple[str, bool, bool, str]] = field(default_factory=list)  # (key, value, nothing_inside, text)
     lacking_phrases: list[tuple[str, ...]] = field(default_factory=list)   # "with no water": empty
+    partitive_words: frozenset[str] = field(default_factory=frozenset)   # "a slice of", "a couple of"
     tail_leads: frozenset[str] = field(default_factory=frozenset)   # "switch it off for now": the rest is no object
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
 
@@ -333,6 +334,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         instrument_words=frozenset(str(w) for w in lang.get("instrument_words") or []),
         part_words=frozenset(str(w) for w in lang.get("part_words") or []),
         container_heads=frozenset(str(w) for w in lang.get("container_heads") or []),
+        partitive_words=frozenset(str(w).lower() for w in lang.get("partitive_words") or []),
         personal_words=frozenset(str(w) for w in lang.get("personal_words") or []),
         states=states,
         predicate_only_states=frozenset(str(w) for w in lang.get("predicate_only_states") or []),
@@ -371,12 +373,26 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         state_meanings=meanings,
         lacking_phrases=_phrases(lang.get("lacking_phrases") or [], f"{lw}: lacking_phrases"),
         tail_leads=frozenset(str(w).lower() for w in lang.get("tail_leads") or []),
-        **_colours(data_dir() / "perception" / "colour_names.yaml"),
+        **_colours(data_dir() / "perception" / "colour_names.yaml", data_dir() / "perception" / "colour_words.yaml",
+                   nouns=_noun_words(d / "object_types.yaml", known, aliases, descriptions)),
     )
 
 
-def _colours(path: Path) -> dict[str, Any]:
-    """The colour words a request may use, from the table perception names colours with."""
+def _noun_words(types_file: Path, known: frozenset[str], aliases: dict[str, str],
+                descriptions: dict[str, str]) -> frozenset[str]:
+    """Every word that names a kind of object here: the words of the type names, category
+    members and names, and the names types are "also called"."""
+    words = set(known) | set(aliases)
+    if types_file.is_file():
+        words |= {w.lower() for name in (_read(types_file).get("types") or {}) for w in split_words(str(name))}
+    words |= {w for d in descriptions.values() for phrase in also_called(d) for w in phrase}
+    return frozenset(words)
+
+
+def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The colour words a request may use, from the table perception names colours with, then the
+    survey's colour names of ``more`` (colour_words.yaml: word -> one of the table's colours), but
+    never a word that names a kind of object ("the butter dish", "the wine glass")."""
     if not path.is_file():
         return {"colour_words": {}, "colour_near": {}}
     table = _read(path).get("colours")
@@ -389,6 +405,15 @@ def _colours(path: Path) -> dict[str, Any]:
         for w in spec.get("words") or [name]:
             words.setdefault(str(w).lower(), str(name))
         near[str(name)] = frozenset(str(n) for n in spec.get("near") or [])
+    extra = (_read(more).get("colour_words") or {}) if more is not None and more.is_file() else {}
+    if not isinstance(extra, dict):
+        raise KnowledgeError(f"{more}: colour_words: expected a mapping of word -> colour")
+    for w, c in extra.items():
+        w, c = str(w).lower(), str(c)
+        if c not in near:
+            raise KnowledgeError(f"{more}: colour_words.{w}: {c!r} is not a colour of {path.name}")
+        if w not in nouns and singular(w) not in nouns:
+            words.setdefault(w, c)
     return {"colour_words": words, "colour_near": near}
 
 

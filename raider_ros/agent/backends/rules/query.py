@@ -67,6 +67,7 @@ class NP:
     notes: list[str] = field(default_factory=list)   # what was read but cannot narrow the choice
     clause: str = ""                    # a relative clause no qualifier reads: "that needs washing"
     attributive: list[StateQual] = field(default_factory=list)   # states read before the head ("baked")
+    partitive: bool = False             # "a piece of citrus": any one of what the words name
 
     @property
     def head_text(self) -> str:
@@ -159,6 +160,22 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     """A noun phrase from tokens (original case)."""
     toks = [t.lower() for t in orig]
     orig = list(orig)
+    # "a couple of slices off the loaf", "a piece of the cake", "some of the grapes": the amount
+    # names no object, what follows of / off / from does (read like a plural: several kinds may
+    # be meant, "a piece of citrus")
+    partitive = False
+    while True:
+        cut = None
+        for t, o in ((toks, orig), _strip_lead(toks, orig, kb.determiners)):
+            n = next((n for n in (2, 1) if len(t) > n + 1 and " ".join(t[:n]) in kb.partitive_words
+                      and t[n] in ("of", "off", "from")), None)
+            if n is not None:
+                cut = (t[n + 1:], o[n + 1:])
+                break
+        if cut is None:
+            break
+        toks, orig = cut
+        partitive = True
     shown = [" ".join(split_words(o)).lower() if re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+", o) else t
              for t, o in zip(toks, orig)]       # "SafetyGoggles" is said "safety goggles"
     text = " ".join(_strip_lead(shown, list(orig), kb.determiners)[0])
@@ -356,7 +373,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     raw = " ".join(orig)
     words = [w for w in words if w not in kb.personal_words] or words
     return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal,
-              owner=owner, notes=notes, clause=clause, attributive=attributive)
+              owner=owner, notes=notes, clause=clause, attributive=attributive, partitive=partitive)
 
 
 def _names_a_type(words: list[str], kb: Knowledge) -> bool:
@@ -532,7 +549,7 @@ def _pddl_like(q: str, kb: Knowledge) -> ParsedQuery | None:
     return None
 
 
-_PART_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]+\s+")
+_PART_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]+\s+|(?<=[.!?])\s+")
 
 
 def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
@@ -545,6 +562,9 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
         return q, []
     dets = {d[0] for d in kb.determiners if len(d) == 1} | {"one"}
     keep, clar = [parts[0]], []
+    first = [t.lower() for t in query_words(parts[0])]
+    if any(_at(first, 0, p) for p in kb.remark_leads) and any(_starts_request(p, kb) for p in parts[1:]):
+        keep = []                        # "I'm holding the knife now, so go ahead and cut the tomato"
     for part in parts[1:]:
         orig = query_words(part)
         toks = [t.lower() for t in orig]
@@ -563,6 +583,13 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             continue                     # a remark: a reason or a wish, not the request
         keep.append(part)
     return " ".join(keep), clar
+
+
+def _starts_request(part: str, kb: Knowledge) -> bool:
+    """A part that, after lead fillers ("so", "go ahead and", "please"), starts with a verb."""
+    orig = query_words(part)
+    toks, _ = _strip_lead([t.lower() for t in orig], orig, kb.lead_fillers)
+    return any(_at(toks, 0, p) for p, _ in _verb_phrases(kb))
 
 
 _PRONOUN_OBJECTS = ("it", "them", "one", "that", "this")

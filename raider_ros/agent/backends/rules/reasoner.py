@@ -209,9 +209,10 @@ class _Run:
         gr = Grounder(obs, kb, pool, deadline=self.deadline, use_embeddings=self.owner.use_embeddings,
                       distance_tool=self.distance_tool)
         self.grounder = gr
-        if pq.action == "handover" and "recipient" in pq.args and not any(obs.has(t) for t in PERSON_TOOLS):
-            # no tool can see people: check what can be checked, fetching the object if it is not in hand
-            del pq.args["recipient"]
+        if pq.action == "handover" and not any(obs.has(t) for t in PERSON_TOOLS):
+            # no tool can see people ("bring the vase over", "pass me the salt"): check what can
+            # be checked, fetching the object if it is not in hand
+            pq.args.pop("recipient", None)
             obj = pq.args.get("object")
             if obj is not None and not (held_id and gr.match_name(obj, [held_id])[0]):
                 pq.action, say = "pick", kb.actions["pick"].say
@@ -446,6 +447,15 @@ class _Run:
             heldtxt = f"; the robot holds {pool.held}" if pool.held else ""
             text = self.sentence("not_found", what=what, seen=seen, held=heldtxt)
             return self._decide("unfeasibility", text, [], "the object is not present")
+        # several candidates: the ambiguity comes first, even when none of them is in the gripper
+        for role in order:
+            g, np = results[role], pq.args[role]
+            if role in hold_roles and pool.held not in g.ids and any(st.key == "colour" for st in np.states):
+                continue      # "the blue paint" no tool could tell apart: the speaker named one; not held
+            if g.status == "several" and role != "source":
+                text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
+                                     cands=join_ids([self._label(i, np) for i in g.ids]))
+                return self._decide("ambiguity", text, list(g.ids), "several candidates remain")
         for role in order:
             g, np = results[role], pq.args[role]
             if role in hold_roles and pool.held not in g.ids and (g.status == "several" or not g.ids):
@@ -455,12 +465,6 @@ class _Run:
                 text = self.sentence("not_held_any", what=np.describe(), hand=hand, cands=join_ids(cands),
                                      be="is" if len(cands) == 1 else "are", say=say)
                 return self._decide("unfeasibility", text, list(cands), "the object to use is not in the gripper")
-        for role in order:
-            g, np = results[role], pq.args[role]
-            if g.status == "several" and role != "source":
-                text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
-                                     cands=join_ids([self._label(i, np) for i in g.ids]))
-                return self._decide("ambiguity", text, list(g.ids), "several candidates remain")
         return None
 
     def _decide(self, issue: str, text: str, grounding: list[str], why: str) -> Decision:
