@@ -14,9 +14,10 @@ the rest are remembered objects) and run through the local pipeline:
   a process holding the scene graph and its index (subprocess), and the choice of the vector
   index: build time, query time and recall against exact search for every installed library.
 
-Run: ``python bench/bench_retrieval.py [--quick] [--heldout]``; ``--quick`` uses a few cases
-per set; ``--heldout`` ALSO reports data/benchmark/heldout (figures named heldout_*; report them
-once, never tune on them). Writes bench/results/retrieval.json.
+Run: ``python bench/bench_retrieval.py [--quick] [--heldout] [--sets dev,shared,heldout] [--out NAME]``;
+``--quick`` uses a few cases per set; ``--heldout`` ALSO reports data/benchmark/heldout (figures
+named heldout_*; report them once, never tune on them); ``--sets`` picks the sets. Writes
+bench/results/retrieval.json (or NAME.json).
 """
 from __future__ import annotations
 
@@ -286,14 +287,24 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--heldout", action="store_true", help="also report the held-out set (once, at the end)")
+    ap.add_argument("--sets", default=None,
+                    help="comma-separated sets to run, of dev, shared, heldout (default: dev and shared, "
+                         "plus heldout with --heldout); the house-wide figures are measured in every run")
+    ap.add_argument("--out", default="retrieval", help="name of the results file (bench/results/<out>.json)")
     args = ap.parse_args()
-    sets = [("dev", ROOT / "data" / "benchmark" / "dev")]
+    wanted = args.sets.split(",") if args.sets else ["dev", "shared"] + (["heldout"] if args.heldout else [])
+    unknown = [w for w in wanted if w not in ("dev", "shared", "heldout")]
+    if unknown:
+        ap.error(f"unknown set(s) {', '.join(unknown)}: choose from dev, shared, heldout")
+    sets = []
+    if "dev" in wanted:
+        sets.append(("dev", ROOT / "data" / "benchmark" / "dev"))
     shared = shared_examples()
-    if shared is not None:
+    if "shared" in wanted and shared is not None:
         sets.append(("shared", shared))
-    else:
-        print("shared examples not found: reporting the project's dev set only")
-    if args.heldout:
+    elif "shared" in wanted:
+        print("shared examples not found: the shared set is not reported")
+    if "heldout" in wanted:
         sets.append(("heldout", ROOT / "data" / "benchmark" / "heldout"))
     figures: dict = {"load_average_1min": round(os.getloadavg()[0], 2)}
     for name, directory in sets:
@@ -306,7 +317,7 @@ def main() -> int:
     figures.update(index_update_per_frame(10 if args.quick else 40))
     figures.update(rss_10000())
     figures.update(compare_indexes(ROOT / "data" / "benchmark" / "dev"))
-    write_figures("retrieval", figures)
+    write_figures(args.out, figures)
     return 0
 
 
