@@ -325,14 +325,23 @@ class Retriever:
             found = [x for x, _, d in g.in_edges(node, data=True) if r in (d.get("relations") or {}) and x in st.docs]
             for x in found[: s.max_neighbours]:
                 self._add(sub, x, score * 0.8, f"{r} {node}", None)
-        if "blocking" in relations:                         # what stands by the way there
+        if "blocking" in relations and node in sub.nodes and \
+                not any(r.startswith("closest in sight") for r in sub.nodes[node].reasons):
+            # what stands by the way there (not for the closest objects taken as a guess)
             for x in self._near_path(node)[: s.max_neighbours]:
                 self._add(sub, x, score * 0.7, f"near the floor path to {node}", None)
+
+    def _supported(self, node: str) -> bool:
+        """Whether the graph says something carries or contains ``node`` (it is not on the floor)."""
+        g = self.store.graph
+        return node in g and any(r in (d.get("relations") or {}) for _, _, d in g.out_edges(node, data=True)
+                                 for r in SUPPORT_RELATIONS)
 
     def _near_path(self, node: str) -> list[str]:
         """Objects in sight whose footprint comes within ``path_margin_m`` of the floor path from
         the robot's base to ``node`` (whatever their height: a chair seen only at its top still
-        stands there), except what carries or contains ``node``; nearest first. The blocking
+        stands there), except what carries or contains ``node`` and what stands on furniture;
+        nearest first. The blocking
         relation decides whether they block; retrieval only keeps them at hand."""
         st, s = self.store, self.settings
         robot = st.robot or {}
@@ -348,8 +357,8 @@ class Retriever:
             if x == node or b.get("kind") != "object" or b.get("held") or b.get("box_min") is None:
                 continue
             blo, bhi = np.asarray(b["box_min"], float), np.asarray(b["box_max"], float)
-            if carries(blo, bhi, lo, hi):
-                continue
+            if carries(blo, bhi, lo, hi) or self._supported(x):
+                continue            # its support, or a thing standing on furniture, not on the floor
             d = segment_box_distance_2d(base, end, blo, bhi)
             if d <= s.path_margin_m:
                 near.append((d, x))

@@ -447,11 +447,15 @@ class _Run:
             heldtxt = f"; the robot holds {pool.held}" if pool.held else ""
             text = self.sentence("not_found", what=what, seen=seen, held=heldtxt)
             return self._decide("unfeasibility", text, [], "the object is not present")
-        # several candidates: the ambiguity comes first, even when none of them is in the gripper
+        # several candidates: the ambiguity comes first (for a handover even when none is in the gripper)
         for role in order:
             g, np = results[role], pq.args[role]
-            if role in hold_roles and pool.held not in g.ids and any(st.key == "colour" for st in np.states):
-                continue      # "the blue paint" no tool could tell apart: the speaker named one; not held
+            if role in hold_roles and pool.held not in g.ids and \
+                    (pq.action != "handover" or any(st.key == "colour" for st in np.states)):
+                # placing needs what is in the gripper: whichever mug is meant, none is held; a handover
+                # may start by fetching it, so which one matters first ("give Margaret her pills"),
+                # unless a colour no tool could check named one ("the blue paint")
+                continue
             if g.status == "several" and role != "source":
                 text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
                                      cands=join_ids([self._label(i, np) for i in g.ids]))
