@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.agent.llm import LLMError
 from raider_ros.recovery.plan import PlanError, plan_steps
@@ -42,8 +44,10 @@ def base_scan(scan: ScanData) -> BaseScan:
     """The simulator's laser scan as perception gets it (the fields of the sensor_msgs/LaserScan
     that sim_world publishes, with the base pose it was taken at)."""
     m = scan.model
-    return BaseScan(ranges=scan.ranges, angle_min=m.angle_min, angle_increment=m.angle_increment,
-                    range_min=m.range_min_m, range_max=m.range_max_m, pose=scan.pose, height_m=m.height_m)
+    f32 = lambda v: float(np.float32(v))      # noqa: E731 - LaserScan's angle and range fields are float32
+    return BaseScan(ranges=np.asarray(scan.ranges, np.float32), angle_min=f32(m.angle_min),
+                    angle_increment=f32(m.angle_increment), range_min=f32(m.range_min_m),
+                    range_max=f32(m.range_max_m), pose=scan.pose, height_m=m.height_m)
 
 
 class LocalPipeline:
