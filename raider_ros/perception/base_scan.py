@@ -13,13 +13,19 @@ floor path of the ``blocking`` relation (relations.py, part (b); the oracle's ru
    the back of a shelf - is not in the way to it; the oracle's rule measures the distance to
    the segment, so it also counts what stands within ``corridor_m`` behind either end).
 2. Points on the target's footprint or on the footprint of a perceived object that carries or
-   contains the target (its support: the counter it stands on, the cabinet under that
-   counter; ``relations.carries_seen``), each grown by ``footprint_margin_m``, are the end of
-   the path, not obstacles.
+   contains the target and rises above the scan plane (its support: the counter it stands on,
+   the cabinet under that counter; ``relations.carries_seen``; not a rug), each grown by
+   ``footprint_margin_m``, are the end of the path, not obstacles; so are the objects that
+   carry those (the counter under the chopping board under the knife). When nothing of that
+   stack reaches down to the scan plane, the target's support was not seen under it (the far
+   end of a long counter): perceived surfaces level with the stack's bottom (within
+   ``contact_m``) count as that support.
 3. The rest are clustered (single linkage, ``cluster_gap_m``); clusters with fewer than
    ``min_points`` points are dropped as noise.
-4. A cluster lying under the footprint of a perceived object that stands on no other perceived
-   object (grown by ``footprint_margin_m``: at least half its points) belongs to that object (a chair whose seat the camera sees and
+4. A cluster lying under the footprint of a perceived object that no other perceived object
+   rising above the scan plane carries (a knife on a counter cannot be what the laser sees,
+   a chair on a rug can; footprint grown by ``footprint_margin_m``: at least half the
+   cluster's points; objects wholly below the plane, a rug, never do) belongs to that object (a chair whose seat the camera sees and
    whose legs it does not). Failing that, it belongs to the nearest perceived object whose
    seen bottom lies above the scan plane (its lower part unseen: the image's lower edge cuts
    it) and whose grown footprint it comes within ``attach_gap_m`` of: the camera saw the
@@ -44,7 +50,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from raider_ros.common.geometry import floor_path_end
+from raider_ros.common.geometry import carries, floor_path_end
 
 from .relations import RelationParams, carries_seen
 
@@ -160,16 +166,38 @@ def floor_obstacles(points: np.ndarray, base_xy: Sequence[float], target_box: tu
     if ids:
         lo = np.array([np.asarray(boxes[i][0], float) for i in ids]).reshape(-1, 3)
         hi = np.array([np.asarray(boxes[i][1], float) for i in ids]).reshape(-1, 3)
-        carrier = carries_seen(lo, hi, np.tile(tlo, (len(ids), 1)), np.tile(thi, (len(ids), 1)), params.relations)
+        # what carries the target is the end of the path where the laser can meet it (a rug under
+        # it lies below the scan plane: what stands on the rug is still in the way)
+        # (and what carries those in turn: the counter under the chopping board under the knife)
+        chain = carries_seen(lo, hi, np.tile(tlo, (len(ids), 1)), np.tile(thi, (len(ids), 1)), params.relations)
+        while True:
+            k = np.flatnonzero(chain)
+            more = np.zeros(len(ids), bool)
+            for j in k:
+                more |= carries_seen(lo, hi, np.tile(lo[j], (len(ids), 1)), np.tile(hi[j], (len(ids), 1)), params.relations)
+            if not (more & ~chain).any():
+                break
+            chain |= more
+        bottom = min([float(tlo[2])] + [float(lo[j, 2]) for j in np.flatnonzero(chain)])
+        if bottom > scan_height_m:
+            # nothing seen carries the target down to the floor: its support was not seen under it
+            # (the far end of a long counter); a perceived surface level with the lowest bottom of
+            # the stack is taken for that support
+            chain |= np.abs(hi[:, 2] - bottom) <= params.relations.contact_m
+        carrier = chain & (hi[:, 2] > scan_height_m)
         for k in np.flatnonzero(carrier):
             keep &= ~_inside(pts, *_grown(lo[k], hi[k], m))
-        # objects standing on something perceived (a knife on the counter) are not on the floor
+        # objects carried by something perceived that rises above the scan plane (a knife on the
+        # counter) cannot be what the laser sees; a chair on a rug can
         n_ids = len(ids)
         I, J = np.nonzero(~np.eye(n_ids, dtype=bool))
         on_something = np.zeros(n_ids, bool)
         if len(I):
-            np.logical_or.at(on_something, J, carries_seen(lo[I], hi[I], lo[J], hi[J], params.relations))
-        others = [k for k in range(n_ids) if not carrier[k] and not on_something[k]]
+            # the spec's rule (centre over the footprint), not carries_seen's "rests on the top":
+            # a chair seen only at its seat looks as if it rested on the sideboard beside it
+            raised = np.asarray(carries(lo[I], hi[I], lo[J], hi[J])) & (hi[I, 2] > scan_height_m)
+            np.logical_or.at(on_something, J, raised)
+        others = [k for k in range(n_ids) if not carrier[k] and not on_something[k] and hi[k, 2] > scan_height_m]
     else:
         others = []
     sel = np.flatnonzero(keep)

@@ -220,3 +220,44 @@ def test_local_scan_is_the_published_scan(pipe):
     assert got is not None and got.pose == sim.pose and got.height_m == sim.model.height_m
     assert got.ranges == pytest.approx(base_scan(sim).ranges)
     assert got.angle_min == pytest.approx(-math.radians(135.0)) and len(got.ranges) == 541
+
+
+def test_an_object_on_a_rug_still_takes_the_cluster_under_it():
+    rug = box([-0.5, -1.0, 0.0], [1.5, 1.0, 0.01])
+    chair_top = box([0.25, -0.2, 0.45], [0.60, 0.2, 0.95])
+    legs = segment([0.27, -0.18], [0.27, -0.16])
+    obs = floor_obstacles(legs, (0.0, 0.0), MUG, {"Counter_1": COUNTER, "Rug_1": rug, "Chair_1": chair_top}, CORRIDOR)
+    assert [o.object_id for o in obs] == ["Chair_1"]
+
+
+def test_a_chair_seen_only_at_its_seat_beside_a_sideboard_is_not_taken_for_a_thing_on_it():
+    sideboard = box([0.40, 0.2, 0.0], [2.5, 1.4, 0.9])
+    glass = box([0.48, 0.24, 0.90], [0.55, 0.31, 1.02])      # on the sideboard
+    seat = box([0.21, -0.02, 0.90], [0.37, 0.42, 0.90])      # the chair's top only: level with the sideboard
+    face = segment([0.05, 0.0], [0.05, 0.2])
+    obs = floor_obstacles(face, (0.0, 0.0), glass, {"Sideboard_1": sideboard, "Chair_1": seat}, CORRIDOR)
+    assert [o.object_id for o in obs] == ["Chair_1"]
+
+
+def test_with_no_support_seen_a_surface_level_with_the_targets_bottom_is_its_support():
+    tin = box([0.57, 0.66, 0.907], [0.62, 0.74, 1.01])        # at the far end of a counter the camera saw in part
+    counter_seen = box([1.01, 0.40, 0.55], [2.60, 1.59, 0.90])
+    end_face = segment([2.60, 0.6], [2.60, 1.2])               # what the laser sees: the counter's near end
+    base = (3.0, 1.0)
+    obs = floor_obstacles(end_face, base, tin, {"GalleyCounter_1": counter_seen}, CORRIDOR, base_yaw_deg=180.0)
+    assert obs == []
+    # a stool in front of that counter is still in the way
+    stool = segment([2.75, 0.9], [2.75, 1.0])
+    obs = floor_obstacles(np.vstack([end_face, stool]), base, tin, {"GalleyCounter_1": counter_seen}, CORRIDOR,
+                          base_yaw_deg=180.0)
+    assert [o.name for o in obs] == ["an obstacle on the floor 0.25 m ahead"]
+
+
+def test_what_carries_the_targets_support_is_support_too():
+    knife = box([0.85, 0.53, 0.92], [0.87, 0.77, 0.94])
+    board = box([0.70, 0.53, 0.90], [1.02, 0.77, 0.92])        # the knife lies on it
+    counter_seen = box([1.01, 0.40, 0.55], [2.60, 1.59, 0.90])  # the board rests on its (partly seen) top
+    end_face = segment([2.60, 0.5], [2.60, 0.8])
+    obs = floor_obstacles(end_face, (3.0, 1.0), knife, {"ChoppingBoard_1": board, "GalleyCounter_1": counter_seen},
+                          CORRIDOR)
+    assert obs == []
