@@ -10,8 +10,10 @@ Serves every tool on ``scene_graph/tools/<name>`` and all of them on ``scene_gra
 Base laser: with ``use_scan``, the sensor_msgs/LaserScan on ``scan`` and the laser's world pose
 on ``scan/pose`` (paired by stamp) go to the tools, which report the floor obstacles it sees
 on the path to a target (raider_ros/perception/base_scan.py). A frame takes the scan of its
-own stamp (sim_world stamps camera and laser alike), else the newest earlier one at most
-``scan_max_age_s`` old; with none, the tools answer from the camera alone.
+own stamp (sim_world stamps camera and laser alike; once scans have come that way, a frame
+waits up to ``scan_wait_s`` for its own, so a new world is never answered with the last
+one's scan), else the newest earlier one at most ``scan_max_age_s`` old; with none, the
+tools answer from the camera alone.
 
 Retrieval (EmbodiedRAG, raider_ros/retrieval): ``scene_graph/retrieve`` (raider_ros/Retrieve)
 answers a task text with the task-relevant subgraph and its scores; each answer is published
@@ -76,6 +78,8 @@ PARAMS = (
                             "cannot see; without a scan the tools use the camera only"),
     Param("scan_max_age_s", 1.0, "A frame with no scan of its own stamp takes the newest earlier scan at most this "
                                  "old; none: camera only [s]"),
+    Param("scan_wait_s", 0.5, "Once scans have come with the camera's stamps, a frame whose scan has not arrived yet "
+                              "waits this long for it before it is folded in without it [s]"),
 )
 
 
@@ -133,9 +137,12 @@ class SceneGraphNode(Node):
         self.sync = subscribe_frame(self, {"objects": ("perception/objects3d", Objects3D),
                                            "relations": ("perception/relations", SpatialRelations)}, self._on_frame)
         self._scans: OrderedDict[float, BaseScan] = OrderedDict()     # stamp -> scan, newest last
+        self._scan_synced = False      # a scan has come with a frame's stamp: frames wait for theirs
+        self._waiting: tuple[dict, float, float] | None = None      # (frame, its stamp, since)
         if self.p["use_scan"]:
             self.scan_sync = subscribe_frame(self, {"scan": ("scan", LaserScan), "pose": ("scan/pose", PoseStamped)},
                                              self._on_scan, qos=SENSOR)
+            self.create_timer(0.1, self._on_wait_timer)
 
     # ------------------------------------------------------------------ inputs
     def _on_robot_state(self, msg: RobotState) -> None:
@@ -180,7 +187,17 @@ class SceneGraphNode(Node):
             while len(self._scans) > 16:
                 self._scans.popitem(last=False)
             if scan.stamp == self.frame_stamp:      # the scan of the frame the graph shows came late
+                self._scan_synced = True
                 self._take_scan(scan)
+        if self._waiting is not None and self._waiting[1] == scan.stamp:   # the frame waiting for it
+            frame, self._waiting = self._waiting[0], None
+            self._fold(frame)
+
+    def _on_wait_timer(self) -> None:
+        """A frame whose scan does not come is folded in without it after scan_wait_s."""
+        if self._waiting is not None and time.monotonic() - self._waiting[2] >= self.p["scan_wait_s"]:
+            frame, self._waiting = self._waiting[0], None
+            self._fold(frame)
 
     def _take_scan(self, scan: BaseScan | None) -> None:
         """Hand a scan to the tools unless they have the same one already (caller holds the lock)."""
@@ -192,11 +209,25 @@ class SceneGraphNode(Node):
     def _scan_for(self, stamp: float) -> BaseScan | None:
         """The scan of this frame's stamp, else the newest earlier one within scan_max_age_s."""
         if stamp in self._scans:
+            self._scan_synced = True
             return self._scans[stamp]
         earlier = [s for t, s in self._scans.items() if t <= stamp and stamp - t <= self.p["scan_max_age_s"]]
         return earlier[-1] if earlier else None
 
     def _on_frame(self, g: dict) -> None:
+        """Fold in a frame; with scans that come with the camera's stamps, first wait (at most
+        scan_wait_s) for the frame's own scan, so the tools never answer a new world with the
+        last one's scan. A frame still waiting when the next arrives is folded in first."""
+        stamp = g["objects"].header.stamp.sec + g["objects"].header.stamp.nanosec * 1e-9
+        if self._waiting is not None:
+            frame, self._waiting = self._waiting[0], None
+            self._fold(frame)
+        if self.p["use_scan"] and self._scan_synced and stamp not in self._scans:
+            self._waiting = (g, stamp, time.monotonic())
+            return
+        self._fold(g)
+
+    def _fold(self, g: dict) -> None:
         # An unchanged frame (same objects, relations, world and truth) is folded in at most
         # once a second, which keeps last_seen fresh without redoing the work at camera rate.
         key = content_key(g["objects"].world_version, self.truth_version,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 
 import pytest
 from builtin_interfaces.msg import Time
@@ -93,7 +94,8 @@ def test_scene_graph_uses_a_published_scan(world):
     with _graph(use_scan=True) as (n, client):
         n.provider.update(world[0].truth())          # the robot pose (normally from sim/get_ground_truth)
         pubs = _publishers(client)
-        wait_until(lambda: pubs["scan"].get_subscription_count() > 0, what="scene_graph subscribed to scan")
+        wait_until(lambda: pubs["scan"].get_subscription_count() > 0 and pubs["pose"].get_subscription_count() > 0,
+                   what="scene_graph subscribed to scan and scan/pose")
         # a frame with no scan yet: camera only, and the camera does not see the stool
         _publish_frame(client, pubs, world, 10, with_scan=False)
         wait_until(lambda: n.graph.snapshot().frame >= 1, what="the first frame folded in")
@@ -115,6 +117,26 @@ def test_scene_graph_uses_a_published_scan(world):
         wait_until(lambda: n.graph.snapshot().frame >= 2 and n.graph.snapshot().scan is not None
                    and n.graph.snapshot().scan.stamp == 11.0, what="the second frame with its scan")
         assert _free_path(client)["free"] is False
+        # scans come with the camera's stamps now: a frame waits for its own scan
+        v = world[0].version + 2
+        h12 = Header(stamp=Time(sec=12), frame_id="map")
+        pubs["objects"].publish(objects_to_msg(world[1].objects, h12, v))
+        pubs["relations"].publish(relations_to_msg(world[1].relations, h12, v))
+        time.sleep(0.2)
+        assert n.graph.snapshot().frame == 2 and n.frame_version == v - 1      # still waiting for its scan
+        msg, pose = conv.scan_to_msgs(world[2])
+        msg.header = Header(stamp=Time(sec=12), frame_id="base_laser")
+        pose.header = h12
+        pubs["scan"].publish(msg)
+        pubs["pose"].publish(pose)
+        wait_until(lambda: n.frame_version == v and n.graph.snapshot().scan.stamp == 12.0,
+                   what="the waiting frame folded in with its own scan")
+        # a frame whose scan never comes is folded in after scan_wait_s, with the last scan
+        h13 = Header(stamp=Time(sec=13), frame_id="map")
+        pubs["objects"].publish(objects_to_msg(world[1].objects, h13, v + 1))
+        pubs["relations"].publish(relations_to_msg(world[1].relations, h13, v + 1))
+        wait_until(lambda: n.frame_version == v + 1, timeout=5, what="the frame folded in without its scan")
+        assert n.graph.snapshot().scan.stamp == 12.0 and _free_path(client)["free"] is False
 
 
 def test_without_scans_the_node_answers_from_the_camera(world):
