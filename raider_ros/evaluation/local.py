@@ -9,11 +9,14 @@ the rag modes every case also runs in mode full on the same world, for verdict a
 
 It runs the same pieces the nodes wrap (``SimWorld``, ``PerceptionPipeline("sim")``,
 ``SceneGraph``, ``ToolBox``, ``build_detector``), so a local run and a ROS run of the same
-settings ask the same agent the same questions about the same perceived scene.
+settings ask the same agent the same questions about the same perceived scene. The base
+laser's scan of the same world goes to the scene graph as sim_world's ``scan`` topic does.
 """
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from raider_ros.agent.factory import DetectorSettings, make_backend
 from raider_ros.agent.llm import LLMError
@@ -21,7 +24,9 @@ from raider_ros.recovery.plan import PlanError, plan_steps
 from raider_ros.recovery.planner import RecoveryPlanner
 from raider_ros.recovery.rules_writer import RecoveryHints
 from raider_ros.sim.scene import Scene
+from raider_ros.sim.scan import ScanData
 from raider_ros.sim.world import SimWorld
+from raider_ros.perception.base_scan import BaseScan
 from raider_ros.perception.pipeline import PerceptionPipeline
 from raider_ros.perception.provider import TruthProvider
 from raider_ros.perception.scene_graph import SceneGraph
@@ -33,6 +38,16 @@ from raider_ros.retrieval.scene_text import recovery_context
 from raider_ros.sim.house import embed_case, memory_entries
 
 from .runner import DetectOutcome, RecoveryOutcome
+
+
+def base_scan(scan: ScanData) -> BaseScan:
+    """The simulator's laser scan as perception gets it (the fields of the sensor_msgs/LaserScan
+    that sim_world publishes, with the base pose it was taken at)."""
+    m = scan.model
+    f32 = lambda v: float(np.float32(v))      # noqa: E731 - LaserScan's angle and range fields are float32
+    return BaseScan(ranges=np.asarray(scan.ranges, np.float32), angle_min=f32(m.angle_min),
+                    angle_increment=f32(m.angle_increment), range_min=f32(m.range_min_m),
+                    range_max=f32(m.range_max_m), pose=scan.pose, height_m=m.height_m)
 
 
 class LocalPipeline:
@@ -75,7 +90,7 @@ class LocalPipeline:
             self.world.load(scene)
             self._loaded = scene
         self.world.apply_setup(setup, reset=True, source="case setup")
-        frame = self.world.frame()
+        frame, scan = self.world.sensors()
         self.provider.update(self.world.truth())
         robot = self.world.scene.robot
         perceived = self.perception.process(frame.rgb, frame.depth, frame.instance, frame.labels,
@@ -84,7 +99,7 @@ class LocalPipeline:
         if self.scale:
             self.house = embed_case(self.world.scene, self.scale, seed=self.house_seed)
             self.graph.remember(memory_entries(self.house), stamp=self.graph._clock())
-        self.graph.update(perceived, self.provider)
+        self.graph.update(perceived, self.provider, scan=base_scan(scan))
         if self.retriever is not None:   # the index follows the graph with each frame, before any check
             self.retriever.sync()
 

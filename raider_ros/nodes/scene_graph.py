@@ -7,6 +7,14 @@ the world version on ``robot_state`` changes). Publishes the graph as JSON on th
 ``scene_graph/json`` and as a visualization_msgs/MarkerArray on ``scene_graph/markers``.
 Serves every tool on ``scene_graph/tools/<name>`` and all of them on ``scene_graph/call_tool``.
 
+Base laser: with ``use_scan``, the sensor_msgs/LaserScan on ``scan`` and the laser's world pose
+on ``scan/pose`` (paired by stamp) go to the tools, which report the floor obstacles it sees
+on the path to a target (raider_ros/perception/base_scan.py). A frame takes the scan of its
+own stamp (sim_world stamps camera and laser alike; once scans have come that way, a frame
+waits up to ``scan_wait_s`` for its own, so a new world is never answered with the last
+one's scan), else the newest earlier one at most ``scan_max_age_s`` old; with none, the
+tools answer from the camera alone.
+
 Retrieval (EmbodiedRAG, raider_ros/retrieval): ``scene_graph/retrieve`` (raider_ros/Retrieve)
 answers a task text with the task-relevant subgraph and its scores; each answer is published
 as JSON on ``scene_graph/retrieved`` (for transcripts) and as markers on
@@ -20,9 +28,14 @@ import json
 import threading
 import time
 
+from collections import OrderedDict
+
+import numpy as np
 from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import PoseStamped
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
+from sensor_msgs.msg import LaserScan
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -42,7 +55,8 @@ from raider_ros.retrieval.scene_text import scene_text
 from raider_ros.ros.state_summary import StateSummaryPublisher
 from raider_ros.state_qa.summarizers import summarize_people, summarize_world_model
 from raider_ros.ros.goal_queue import GraphStatus
-from raider_ros.ros.qos import LATCHED
+from raider_ros.ros.qos import LATCHED, SENSOR
+from raider_ros.perception.base_scan import BaseScan
 
 PARAMS = (
     Param("provider", "sim", "Where states, properties, names, gaze and hands come from: sim (simulator truth)"),
@@ -60,6 +74,12 @@ PARAMS = (
     Param("retrieval_index", "faiss-flat", "Vector index of the scene-graph documents: faiss-flat | exact | hnswlib | usearch | faiss | annoy"),
     Param("retrieval_threshold", 0.5, "Entry points: cosine similarity at least this (objects seen earlier)"),
     Param("retrieval_k_memory", 3, "Entry points per entity among the objects seen earlier"),
+    Param("use_scan", True, "Use the base laser ('scan' with its pose on 'scan/pose') for floor obstacles the camera "
+                            "cannot see; without a scan the tools use the camera only"),
+    Param("scan_max_age_s", 1.0, "A frame with no scan of its own stamp takes the newest earlier scan at most this "
+                                 "old; none: camera only [s]"),
+    Param("scan_wait_s", 0.5, "Once scans have come with the camera's stamps, a frame whose scan has not arrived yet "
+                              "waits this long for it before it is folded in without it [s]"),
 )
 
 
@@ -116,6 +136,13 @@ class SceneGraphNode(Node):
         self.create_subscription(String, "scene_graph/remember", self._on_remember, 10)
         self.sync = subscribe_frame(self, {"objects": ("perception/objects3d", Objects3D),
                                            "relations": ("perception/relations", SpatialRelations)}, self._on_frame)
+        self._scans: OrderedDict[float, BaseScan] = OrderedDict()     # stamp -> scan, newest last
+        self._scan_synced = False      # a scan has come with a frame's stamp: frames wait for theirs
+        self._waiting: tuple[dict, float, float] | None = None      # (frame, its stamp, since)
+        if self.p["use_scan"]:
+            self.scan_sync = subscribe_frame(self, {"scan": ("scan", LaserScan), "pose": ("scan/pose", PoseStamped)},
+                                             self._on_scan, qos=SENSOR)
+            self.create_timer(0.1, self._on_wait_timer)
 
     # ------------------------------------------------------------------ inputs
     def _on_robot_state(self, msg: RobotState) -> None:
@@ -149,7 +176,58 @@ class SceneGraphNode(Node):
         except ValueError as exc:
             self.get_logger().error(f"simulator truth rejected: {exc}")
 
+    def _on_scan(self, g: dict) -> None:
+        try:
+            scan = conv.msgs_to_base_scan(g["scan"], g["pose"])
+        except (ValueError, TypeError) as exc:
+            self.get_logger().warning(f"base laser scan rejected: {exc}", throttle_duration_sec=10.0)
+            return
+        with self._lock:
+            self._scans[scan.stamp] = scan
+            while len(self._scans) > 16:
+                self._scans.popitem(last=False)
+            if scan.stamp == self.frame_stamp:      # the scan of the frame the graph shows came late
+                self._scan_synced = True
+                self._take_scan(scan)
+        if self._waiting is not None and self._waiting[1] == scan.stamp:   # the frame waiting for it
+            frame, self._waiting = self._waiting[0], None
+            self._fold(frame)
+
+    def _on_wait_timer(self) -> None:
+        """A frame whose scan does not come is folded in without it after scan_wait_s."""
+        if self._waiting is not None and time.monotonic() - self._waiting[2] >= self.p["scan_wait_s"]:
+            frame, self._waiting = self._waiting[0], None
+            self._fold(frame)
+
+    def _take_scan(self, scan: BaseScan | None) -> None:
+        """Hand a scan to the tools unless they have the same one already (caller holds the lock)."""
+        cur = self.graph.snapshot().scan
+        if scan is None or (cur is not None and cur.pose == scan.pose and np.array_equal(cur.ranges, scan.ranges)):
+            return
+        self.graph.set_scan(scan)
+
+    def _scan_for(self, stamp: float) -> BaseScan | None:
+        """The scan of this frame's stamp, else the newest earlier one within scan_max_age_s."""
+        if stamp in self._scans:
+            self._scan_synced = True
+            return self._scans[stamp]
+        earlier = [s for t, s in self._scans.items() if t <= stamp and stamp - t <= self.p["scan_max_age_s"]]
+        return earlier[-1] if earlier else None
+
     def _on_frame(self, g: dict) -> None:
+        """Fold in a frame; with scans that come with the camera's stamps, first wait (at most
+        scan_wait_s) for the frame's own scan, so the tools never answer a new world with the
+        last one's scan. A frame still waiting when the next arrives is folded in first."""
+        stamp = g["objects"].header.stamp.sec + g["objects"].header.stamp.nanosec * 1e-9
+        if self._waiting is not None:
+            frame, self._waiting = self._waiting[0], None
+            self._fold(frame)
+        if self.p["use_scan"] and self._scan_synced and stamp not in self._scans:
+            self._waiting = (g, stamp, time.monotonic())
+            return
+        self._fold(g)
+
+    def _fold(self, g: dict) -> None:
         # An unchanged frame (same objects, relations, world and truth) is folded in at most
         # once a second, which keeps last_seen fresh without redoing the work at camera rate.
         key = content_key(g["objects"].world_version, self.truth_version,
@@ -159,13 +237,16 @@ class SceneGraphNode(Node):
         stamp = g["objects"].header.stamp
         self.frame_stamp = stamp.sec + stamp.nanosec * 1e-9
         if key == self._last_key and now - self._last_update < 1.0:
+            with self._lock:         # the laser may see a change the camera does not
+                self._take_scan(self._scan_for(self.frame_stamp))
             self._publish_status()   # the graph already reflects this (identical) frame
             return
         self._last_key, self._last_update = key, now
         objects = msg_to_objects(g["objects"])
         relations = msg_to_relations(g["relations"])
         with self._lock:
-            self.graph.update(PerceptionResult(objects, relations), self.provider if self.provider.version else None)
+            self.graph.update(PerceptionResult(objects, relations), self.provider if self.provider.version else None,
+                              scan=self._scan_for(self.frame_stamp))
             self.frame_version = int(g["objects"].world_version)
         self._sync_index()
         self._publish()

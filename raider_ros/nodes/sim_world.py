@@ -2,7 +2,10 @@
 
 Publishes RGB, depth (32FC1, metres) and per-pixel instance ids rendered with open3d's
 RaycastingScene, with CameraInfo, the camera pose and the instance labels, at ``rate_hz``;
-the robot state on ``robot_state``. Serves ``sim/load_scene``, ``sim/apply_setup``,
+with the same stamps, the base laser's sensor_msgs/LaserScan on ``scan`` (frame
+``laser_frame``: on the base's axis ``scan_height_m`` up, x along the base yaw; see
+raider_ros/sim/scan.py) and that frame's pose in the world on ``scan/pose``; the robot state
+on ``robot_state``. Serves ``sim/load_scene``, ``sim/apply_setup``,
 ``sim/get_ground_truth`` and the ``execute_skill`` action. A thin adapter over
 :class:`raider_ros.sim.world.SimWorld`.
 """
@@ -14,12 +17,13 @@ import threading
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import CameraInfo, Image, LaserScan
 from geometry_msgs.msg import PoseStamped
 from std_msgs.msg import Header
 
 from raider_ros.action import ExecuteSkill
 from raider_ros.common.paths import resolve_scene
+from raider_ros.sim.scan import LaserModel
 from raider_ros.sim.scene import SceneError, load_scene, load_scene_text, load_yaml_text
 from raider_ros.sim.world import SimWorld
 from raider_ros.msg import InstanceLabels, ObjectTruth, PersonTruth, RobotState
@@ -40,6 +44,13 @@ PARAMS = (
     Param("skill_duration_s", 0.5, "Simulated duration of one skill; feedback is sent during it [s]"),
     Param("handover_distance_m", 0.5, "A handover needs the person within this distance of the camera's optical centre [m]"),
     Param("approach_standoff_m", 0.45, "move_to stops this far in front of the target's box [m]"),
+    Param("publish_scan", True, "Publish the base laser's scan on 'scan' and its pose on 'scan/pose'"),
+    Param("laser_frame", "base_laser", "Frame id of the base laser (on the base's axis, x along the base yaw)"),
+    Param("scan_height_m", LaserModel().height_m, "Base laser: height of the scan plane above the floor [m]"),
+    Param("scan_fov_deg", LaserModel().fov_deg, "Base laser: field of view, centred on the base yaw [deg]"),
+    Param("scan_resolution_deg", LaserModel().resolution_deg, "Base laser: angle between beams [deg]"),
+    Param("scan_range_min_m", LaserModel().range_min_m, "Base laser: shortest range reported [m]"),
+    Param("scan_range_max_m", LaserModel().range_max_m, "Base laser: longest range reported; no return reads inf [m]"),
 )
 
 
@@ -50,9 +61,15 @@ class SimWorldNode(Node):
         self.p = declare(self, PARAMS)
         if self.p["rate_hz"] <= 0:
             raise StartupError(self.get_name(), f"parameter rate_hz must be positive, got {self.p['rate_hz']}")
+        try:
+            laser = LaserModel(height_m=self.p["scan_height_m"], fov_deg=self.p["scan_fov_deg"],
+                               resolution_deg=self.p["scan_resolution_deg"], range_min_m=self.p["scan_range_min_m"],
+                               range_max_m=self.p["scan_range_max_m"])
+        except ValueError as exc:
+            raise StartupError(self.get_name(), f"base laser parameters: {exc}") from None
         self.world = SimWorld(skill_duration_s=self.p["skill_duration_s"],
                               handover_distance_m=self.p["handover_distance_m"],
-                              approach_standoff_m=self.p["approach_standoff_m"])
+                              approach_standoff_m=self.p["approach_standoff_m"], laser=laser)
         try:
             self.world.load(load_scene(resolve_scene(self.p["scene"])))
         except SceneError as exc:
@@ -71,6 +88,8 @@ class SimWorldNode(Node):
         self.pub_pose = self.create_publisher(PoseStamped, "camera/pose", SENSOR)
         self.pub_labels = self.create_publisher(InstanceLabels, "camera/instance_labels", SENSOR)
         self.pub_robot = self.create_publisher(RobotState, "robot_state", LATCHED)
+        self.pub_scan = self.create_publisher(LaserScan, "scan", SENSOR) if self.p["publish_scan"] else None
+        self.pub_scan_pose = self.create_publisher(PoseStamped, "scan/pose", SENSOR) if self.p["publish_scan"] else None
         self.summaries, self.skill_log = StateSummaryPublisher(self), SkillLog()   # robot state for state_qa
 
         self.create_service(LoadScene, "sim/load_scene", self._on_load_scene, callback_group=services)
@@ -86,7 +105,7 @@ class SimWorldNode(Node):
 
     # ------------------------------------------------------------------ publishing
     def _publish(self) -> None:
-        frame = self.world.frame()
+        frame, scan = self.world.sensors()        # one world version for both
         header = Header(stamp=self.get_clock().now().to_msg(), frame_id=self.p["camera_frame"])
         if frame.world_version != self._published_version:
             self._msgs = {
@@ -101,6 +120,8 @@ class SimWorldNode(Node):
                     types=[v[1] for v in frame.labels.values()],
                     world_version=frame.world_version),
             }
+            if self.pub_scan is not None:
+                self._msgs["scan"], self._msgs["scan_pose"] = conv.scan_to_msgs(scan, 1.0 / self.p["rate_hz"])
             self._published_version = frame.world_version
             self._publish_robot_state()
         world_header = Header(stamp=header.stamp, frame_id=self.p["world_frame"])
@@ -109,6 +130,11 @@ class SimWorldNode(Node):
             msg = self._msgs[key]
             msg.header = world_header if key == "pose" else header
             pub.publish(msg)
+        if self.pub_scan is not None:
+            self._msgs["scan"].header = Header(stamp=header.stamp, frame_id=self.p["laser_frame"])
+            self._msgs["scan_pose"].header = world_header
+            self.pub_scan.publish(self._msgs["scan"])
+            self.pub_scan_pose.publish(self._msgs["scan_pose"])
 
     def _robot_state_msg(self) -> RobotState:
         truth = self.world.truth()

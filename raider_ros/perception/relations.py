@@ -351,10 +351,7 @@ class RelationEngine:
         return bool(self._carries(np.array([i]), np.array([j]))[0])
 
     def _carries(self, I: np.ndarray, J: np.ndarray) -> np.ndarray:
-        lo, hi, g = self.lo, self.hi, self.params.support_gap_m
-        touch = np.all((lo[I, :2] <= hi[J, :2] + g) & (lo[J, :2] <= hi[I, :2] + g), axis=1)
-        rests = touch & (lo[I, 2] <= lo[J, 2]) & (np.abs(lo[J, 2] - hi[I, 2]) <= self.params.contact_m)
-        return carries(lo[I], hi[I], lo[J], hi[J]) | rests
+        return carries_seen(self.lo[I], self.hi[I], self.lo[J], self.hi[J], self.params)
 
     def _raster_maps(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-pixel object index (-1: none) and depth, from the objects' pixels."""
@@ -598,6 +595,18 @@ class RelationEngine:
             keep = np.all((self.lo[I, :2] <= self.hi[J, :2] + g) & (self.lo[J, :2] <= self.hi[I, :2] + g), axis=1)
             return I[keep], J[keep]
         return I, J
+
+
+def carries_seen(a_lo, a_hi, b_lo, b_hi, params: RelationParams = RelationParams()) -> np.ndarray:
+    """A carries or contains B, on boxes of seen points ((N, 3) stacks give (N,) answers): B's
+    centre lies over A's box (the spec's rule, common.geometry.carries), or B rests on A's top
+    (within ``contact_m``) and their footprints touch (within ``support_gap_m``): B may hide
+    the part of A under it."""
+    a_lo, a_hi, b_lo, b_hi = (np.atleast_2d(np.asarray(v, float)) for v in (a_lo, a_hi, b_lo, b_hi))
+    g = params.support_gap_m
+    touch = np.all((a_lo[:, :2] <= b_hi[:, :2] + g) & (b_lo[:, :2] <= a_hi[:, :2] + g), axis=1)
+    rests = touch & (a_lo[:, 2] <= b_lo[:, 2]) & (np.abs(b_lo[:, 2] - a_hi[:, 2]) <= params.contact_m)
+    return np.asarray(carries(a_lo, a_hi, b_lo, b_hi)) | rests
 
 
 def _run_lengths(lab: np.ndarray, v: np.ndarray, u: np.ndarray, k: np.ndarray, dv: int, du: int) -> np.ndarray:

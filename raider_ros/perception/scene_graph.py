@@ -46,10 +46,12 @@ import numpy as np
 
 from .colour import name_colour
 from .matching import Entity, Matcher
+from .base_scan import BaseScan
 from .provider import Provider, ProviderError, RobotInfo
 from .types import PerceivedObject
 
 ROBOT_ID = "robot"
+_KEEP = object()      # update(): keep the snapshot's scan
 _ID_SUFFIX = re.compile(r"^(.*)_(\d+)$")
 
 
@@ -120,6 +122,7 @@ class SceneSnapshot:
     robot: RobotInfo | None
     stamp: float
     frame: int
+    scan: BaseScan | None = None                # the latest base laser scan (None: camera only)
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     # look-ups -----------------------------------------------------------------------
@@ -310,16 +313,32 @@ class SceneGraph:
                            last_relation=[str(rel[0]), str(rel[1])] if rel else None)
                 self._note_index(nid)
                 added += 1
-            snap = SceneSnapshot(g, dict(prev.perceived), prev.robot, stamp=max(prev.stamp, now), frame=prev.frame)
+            snap = SceneSnapshot(g, dict(prev.perceived), prev.robot, stamp=max(prev.stamp, now), frame=prev.frame,
+                                 scan=prev.scan)
             snap.matcher
             self._snap = snap
         return added
 
     # writing --------------------------------------------------------------------------
-    def update(self, result: Any, provider: Provider | None = None, *, stamp: float | None = None) -> GraphUpdate:
+    def set_scan(self, scan: BaseScan | None) -> None:
+        """Hand the latest base laser scan to the tools (a new snapshot with the same graph);
+        None goes back to camera only."""
+        if scan is not None and not isinstance(scan, BaseScan):
+            raise TypeError(f"scene graph: expected a BaseScan or None, got {type(scan).__name__}")
+        with self._lock:
+            prev = self._snap
+            snap = SceneSnapshot(prev.graph, prev.perceived, prev.robot, stamp=prev.stamp, frame=prev.frame, scan=scan)
+            snap._cache["matcher"] = prev.matcher
+            self._snap = snap
+
+    def update(self, result: Any, provider: Provider | None = None, *, stamp: float | None = None,
+               scan: Any = _KEEP) -> GraphUpdate:
         """Fold in a ``PerceptionResult`` (anything with ``objects: dict[name, PerceivedObject]``
         and ``relations: list[Relation]``). ``provider`` adds states, properties, people info
-        and the robot; ``stamp`` (seconds) defaults to the clock."""
+        and the robot; ``stamp`` (seconds) defaults to the clock; ``scan`` (a
+        :class:`BaseScan` or None) replaces the base laser scan, which is kept when not given."""
+        if scan is not _KEEP and scan is not None and not isinstance(scan, BaseScan):
+            raise TypeError(f"scene graph: expected a BaseScan or None, got {type(scan).__name__}")
         t0 = time.perf_counter()
         objects = getattr(result, "objects", None)
         relations = getattr(result, "relations", None)
@@ -404,7 +423,8 @@ class SceneGraph:
                     dropped += 1
             g.add_edges_from((s, o, {"relations": rels}) for (s, o), rels in edges.items())
 
-            snap = SceneSnapshot(g, perceived, robot, stamp=now, frame=prev.frame + 1)
+            snap = SceneSnapshot(g, perceived, robot, stamp=now, frame=prev.frame + 1,
+                                 scan=prev.scan if scan is _KEEP else scan)
             snap.matcher  # built here, off the tool-call path
             self._snap = snap
         renamed = {k: v for k, v in ids.items() if k != v}

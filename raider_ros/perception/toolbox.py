@@ -32,6 +32,7 @@ from raider_ros.common.paths import data_dir
 from raider_ros.common.tool_contract import (ToolExecutorBase, ToolFailure, ToolResult, check_implementations,
                                              tool_catalogue)
 
+from .base_scan import LASER_HEIGHT_M, ScanObstacleParams, floor_obstacles
 from .matching import NoMatch
 from .provider import Provider, RobotInfo
 from .relations import RelationParams
@@ -113,6 +114,7 @@ class ToolBox(ToolExecutorBase):
         self._user_info = user_info
         self._user_info_lock = threading.Lock()
         self._relation_params = replace(RelationParams(), path_corridor_m=self.config.path_clearance_m)
+        self._scan_params = ScanObstacleParams()
         self._tools: dict[str, Callable[..., Any]] = {n: getattr(self, "_t_" + n) for n in TOOL_PARAMS}
 
     @classmethod
@@ -291,9 +293,16 @@ class ToolBox(ToolExecutorBase):
 
         def one(i: str) -> dict:
             self._present(snap, i, allow_held=False)
-            found = sorted(snap.related(i, rel), key=lambda p: _natural(p[0]))
-            return {"relationship": rel, "object": i, "related": [s for s, _ in found],
-                    "evidence": {s: ev for s, ev in found}}
+            found = dict(snap.related(i, rel))
+            if rel == "blocking":   # what the base laser sees on the floor path (part (b) of blocking)
+                for ob in self._laser_obstacles(snap, i):
+                    ev = dict(found.get(ob.name) or {})
+                    laser = ob.evidence()
+                    ev["path_distance_m"] = min(float(ev.get("path_distance_m", math.inf)), laser.pop("distance_to_path_m"))
+                    laser["seen_by"] = f"camera and {laser['seen_by']}" if ob.name in found else laser["seen_by"]
+                    found[ob.name] = {**ev, **laser}
+            names = sorted(found, key=_natural)
+            return {"relationship": rel, "object": i, "related": names, "evidence": {s: found[s] for s in names}}
         return self._each(snap, obj, ("object", "person"), one, "object")
 
     def _t_check_free_path(self, snap: SceneSnapshot, target: str) -> Any:
@@ -438,12 +447,40 @@ class ToolBox(ToolExecutorBase):
             snap._cache[key] = found
         evidence = {b: {"distance_to_path_m": _r(ev.get("path_distance_m", 0.0))}
                     for b, ev in found["evidence"].items()}
+        for ob in self._laser_obstacles(snap, target):   # what the base laser sees on the path
+            laser = ob.evidence()
+            if ob.name in evidence:
+                laser["distance_to_path_m"] = min(evidence[ob.name]["distance_to_path_m"], laser["distance_to_path_m"])
+                laser["seen_by"] = f"camera and {laser['seen_by']}"
+            evidence[ob.name] = laser
         blocking = sorted(evidence, key=_natural)
         end = floor_path_end((robot.x, robot.y), a["box_min"], a["box_max"])
         return {"target": target, "free": not blocking, "blocking": blocking,
                 "evidence": {b: evidence[b] for b in blocking},
                 "path_length_m": _r(math.hypot(end[0] - robot.x, end[1] - robot.y)),
                 "clearance_m": self.config.path_clearance_m}
+
+
+    def _laser_obstacles(self, snap: SceneSnapshot, target: str) -> list:
+        """Floor obstacles the base laser sees on the path to ``target``
+        (:func:`raider_ros.perception.base_scan.floor_obstacles`); none without a scan, a robot
+        pose or a box of the target (camera only, as before)."""
+        key = ("laser", target)
+        if key in snap._cache:
+            return snap._cache[key]
+        out: list = []
+        robot = self._robot(snap)
+        a = snap.node(target)
+        if snap.scan is not None and robot is not None and a is not None and not a.get("held") \
+                and a.get("box_min") is not None:
+            boxes = {n: (po.aabb_min, po.aabb_max) for n in snap.ids(visible=True)
+                     if n != target and (po := snap.perceived.get(n)) is not None and po.has_points}
+            out = floor_obstacles(snap.scan.world_points(), (robot.x, robot.y), (a["box_min"], a["box_max"]), boxes,
+                                  self.config.path_clearance_m, base_yaw_deg=robot.yaw_deg,
+                                  scan_height_m=snap.scan.height_m if snap.scan.height_m is not None else LASER_HEIGHT_M,
+                                  params=self._scan_params)
+        snap._cache[key] = out
+        return out
 
 
 def _natural(s: str):

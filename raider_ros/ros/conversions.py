@@ -7,11 +7,13 @@ from typing import Any, Mapping
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, PoseStamped, Quaternion, Vector3
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import CameraInfo, Image, LaserScan
 
 from raider_ros.msg import SceneGraphStatus
 from raider_ros.ros.goal_queue import GraphStatus
+from raider_ros.perception.base_scan import BaseScan
 from raider_ros.sim.camera import CameraModel, quaternion_to_rotation, rotation_to_quaternion
+from raider_ros.sim.scan import ScanData
 
 # encoding -> (dtype, channels)
 _ENCODINGS = {
@@ -104,6 +106,36 @@ def pose_msg(position, quat_xyzw) -> Pose:
 def yaw_quaternion(yaw_deg: float) -> tuple[float, float, float, float]:
     h = math.radians(yaw_deg) / 2.0
     return (0.0, 0.0, math.sin(h), math.cos(h))
+
+
+def quaternion_yaw_deg(q) -> float:
+    """Yaw (about z) of a geometry_msgs/Quaternion, in degrees."""
+    return math.degrees(math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z)))
+
+
+# --------------------------------------------------------------------------- base laser
+def scan_to_msgs(scan: ScanData, scan_time_s: float = 0.0) -> tuple[LaserScan, PoseStamped]:
+    """A simulated base laser scan -> sensor_msgs/LaserScan (in the laser's frame: on the base's
+    axis, ``height_m`` up, x along the base yaw) and the laser's pose in the world frame (a
+    PoseStamped, like camera/pose). Headers are the caller's."""
+    m = scan.model
+    msg = LaserScan(angle_min=float(m.angle_min), angle_max=float(m.angle_min + m.angle_increment * (m.beams - 1)),
+                    angle_increment=float(m.angle_increment), time_increment=0.0, scan_time=float(scan_time_s),
+                    range_min=float(m.range_min_m), range_max=float(m.range_max_m))
+    msg.ranges = np.asarray(scan.ranges, np.float32).tolist()
+    x, y, yaw = scan.pose
+    pose = PoseStamped()
+    pose.pose = pose_msg((x, y, m.height_m), yaw_quaternion(yaw))
+    return msg, pose
+
+
+def msgs_to_base_scan(msg: LaserScan, pose: PoseStamped) -> BaseScan:
+    """sensor_msgs/LaserScan + the laser's world pose -> the scan the perception tools use."""
+    p = pose.pose.position
+    return BaseScan(ranges=np.asarray(msg.ranges, np.float32), angle_min=float(msg.angle_min),
+                    angle_increment=float(msg.angle_increment), range_min=float(msg.range_min),
+                    range_max=float(msg.range_max), pose=(float(p.x), float(p.y), quaternion_yaw_deg(pose.pose.orientation)),
+                    stamp=msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, height_m=float(p.z))
 
 
 def point(v) -> Point:

@@ -244,6 +244,23 @@ class Renderer:
                      instance=instance.reshape(cam.height, cam.width), labels=labels, camera=cam,
                      world_version=int(world_version), ids={e.id: k + 1 for k, e in enumerate(ents)})
 
+    def cast(self, scene: Scene, rays: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Cast arbitrary rays (N, 6: origin, direction) against the scene's drawn entities, the
+        meshes the renderer draws (the floor plane is not part of it). Returns the hit
+        parameter per ray (inf where nothing is hit; with unit directions, the range) and the id
+        of the entity hit ("" where none). Other sensors (the base laser, sim/scan.py) use it."""
+        ents = drawn_entities(scene)
+        rays = np.ascontiguousarray(np.asarray(rays, np.float32).reshape(-1, 6))
+        if not ents or not len(rays):
+            return np.full(len(rays), np.inf, np.float32), [""] * len(rays)
+        keys = tuple(_geometry_key(e) for e in ents)
+        with self._lock:
+            hit = self._raycaster(keys).scene.cast_rays(o3d.core.Tensor(rays))
+            t = hit["t_hit"].numpy().reshape(-1).astype(np.float32)
+            gid = hit["geometry_ids"].numpy().reshape(-1).astype(np.int64)
+        t[~np.isfinite(t)] = np.inf
+        return t, [ents[g].id if np.isfinite(tt) else "" for g, tt in zip(gid, t)]
+
     def occluders(self, scene: Scene, target_id: str) -> tuple[int, dict[str, tuple[int, float]]]:
         """Which drawn entities hide the target from the camera, and how much.
 

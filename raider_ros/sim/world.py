@@ -1,7 +1,9 @@
 """The simulated household the robot acts in (ROS-free, thread-safe).
 
 :class:`SimWorld` holds the current :class:`Scene`, renders it on demand (cached per world
-version), reports the ground truth in benchmark field names, and executes the robot's skills
+version) and casts its base laser scan (:mod:`raider_ros.sim.scan`, also cached per version;
+:meth:`SimWorld.sensors` gives both of one version), reports the ground truth in benchmark
+field names, and executes the robot's skills
 (:mod:`raider_ros.sim.skills`): a skill changes the world only when its physical
 preconditions hold in the simulated truth, otherwise it fails with the reason.
 
@@ -27,6 +29,7 @@ from typing import Any, Callable, Mapping
 
 from raider_ros.common.paths import resolve_scene
 from .render import Frame, Renderer
+from .scan import LaserModel, ScanData, cast_scan
 from .scene import Camera, Robot, Scene, SceneError, apply_setup, load_scene, parse_scene, scene_to_dict
 from .skills import SKILLS, SkillFailure, SkillParams, run_skill
 
@@ -48,7 +51,7 @@ def empty_scene() -> Scene:
 class SimWorld:
     def __init__(self, scene: Scene | Mapping[str, Any] | None = None, *, skill_duration_s: float = 0.0,
                  handover_distance_m: float = 0.5, approach_standoff_m: float = 0.45,
-                 skill_steps: int = 10, renderer: Renderer | None = None):
+                 skill_steps: int = 10, renderer: Renderer | None = None, laser: LaserModel | None = None):
         for name, value in (("skill_duration_s", skill_duration_s), ("handover_distance_m", handover_distance_m),
                             ("approach_standoff_m", approach_standoff_m)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
@@ -60,10 +63,12 @@ class SimWorld:
         self.params = SkillParams(approach_standoff_m=float(approach_standoff_m),
                                   handover_distance_m=float(handover_distance_m))
         self.renderer = renderer or Renderer()
+        self.laser = laser or LaserModel()
         self._lock = threading.RLock()
         self._scene = self._base = empty_scene()
         self._version = 0
         self._frame: Frame | None = None
+        self._scan: ScanData | None = None
         if scene is not None:
             self.load(scene)
 
@@ -94,6 +99,19 @@ class SimWorld:
             if self._frame is None or self._frame.world_version != self._version:
                 self._frame = self.renderer.render(self._scene, self._version)
             return self._frame
+
+    def scan(self) -> ScanData:
+        """The base laser's current scan (:mod:`raider_ros.sim.scan`); cast again only when the
+        world changed."""
+        with self._lock:
+            if self._scan is None or self._scan.world_version != self._version:
+                self._scan = cast_scan(self._scene, self.laser, self.renderer, self._version)
+            return self._scan
+
+    def sensors(self) -> tuple[Frame, ScanData]:
+        """The camera frame and the laser scan of one world version (taken under one lock)."""
+        with self._lock:
+            return self.frame(), self.scan()
 
     def truth(self) -> dict[str, Any]:
         """The simulator truth in benchmark field names (a valid scene document) + ``version``."""

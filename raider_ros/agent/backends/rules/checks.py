@@ -210,7 +210,7 @@ class Checker:
         if not others:
             return self._outcome("not_blocked", role, obj, "pass", self._pass("not_blocked", obj=obj))
         evidence = entry.get("evidence") if isinstance(entry.get("evidence"), dict) else {}
-        ev = "; ".join(f"{b} stands {float(e['distance_to_path_m']):.2f} m from the robot's path to it"
+        ev = "; ".join(_on_path(b, float(e["distance_to_path_m"]), e, "stands", "the robot's path to it")
                        for b, e in evidence.items() if b in others and isinstance(e, dict)
                        and isinstance(e.get("distance_to_path_m"), (int, float)))
         return self._outcome("not_blocked", role, obj, "fail",
@@ -278,7 +278,7 @@ class Checker:
             return self._outcome("free_path", role, obj, "pass", self._pass("free_path", obj=self.label(obj)))
         blockers = [str(b) for b in entry.get("blocking") or []]
         evidence = entry.get("evidence") if isinstance(entry.get("evidence"), dict) else {}
-        ev = "; ".join(f"{b} is {float(e['distance_to_path_m']):.2f} m from the path" for b, e in evidence.items()
+        ev = "; ".join(_on_path(b, float(e["distance_to_path_m"]), e, "is", "the path") for b, e in evidence.items()
                        if isinstance(e, dict) and isinstance(e.get("distance_to_path_m"), (int, float)))
         return self._outcome("free_path", role, obj, "fail",
                              self._fail("path_blocked", obj=self.label(obj), others=join_ids(blockers) or "an obstacle",
@@ -325,5 +325,15 @@ def _block_evidence(blocker: str, target: str, ev: Any) -> str:
         parts.append(f"{blocker} hides {100 * hidden:.0f}% of {target}")
     path = ev.get("path_distance_m")
     if isinstance(path, (int, float)) and path < PATH_CORRIDOR_M:
-        parts.append(f"{blocker} stands {path:.2f} m from the robot's path to it")
+        parts.append(_on_path(blocker, path, ev, "stands", "the robot's path to it"))
     return "; ".join(parts)
+
+
+def _on_path(blocker: str, dist: float, ev: Mapping, verb: str, path: str) -> str:
+    """'<blocker> stands 0.05 m from <path>', naming the sensor when the tool says which saw it
+    (``seen_by``: the base laser sees the floor the camera cannot); an obstacle nothing
+    perceived covers (``unidentified``: its name already says where it is) gets the measure only."""
+    seen = ev.get("seen_by") if isinstance(ev.get("seen_by"), str) else ""
+    if ev.get("unidentified") is True:
+        return f"seen by the {seen or 'base laser'}, {dist:.2f} m from {path}"
+    return f"{blocker} {verb} {dist:.2f} m from {path}" + (f", seen by the {seen}" if seen else "")
