@@ -32,8 +32,11 @@ build: setup
 demo: setup
 	@$(ENV) python -m raider_ros.cli.demo
 
+# the unit tier runs on two workers (pytest-xdist; it is CPU-bound and its tests share nothing),
+# the node and integration tiers in one process (they time ROS graphs)
 test: setup
-	@$(ENV) python -m pytest test $(PYTEST_ARGS)
+	@rc=0; $(ENV) python -m pytest test/unit -n 2 $(PYTEST_ARGS) || rc=$$?; \
+	$(ENV) python -m pytest test/node test/integration $(PYTEST_ARGS) || rc=$$?; exit $$rc
 
 test-unit: setup
 	@$(ENV) python -m pytest test/unit $(PYTEST_ARGS)

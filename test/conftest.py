@@ -13,7 +13,12 @@ TEST_DIR = Path(__file__).resolve().parent
 if str(TEST_DIR) not in sys.path:
     sys.path.insert(0, str(TEST_DIR))
 
-os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(1, 100)))
+# a ROS domain per process; pytest-xdist workers (gw0, gw1, ...) get distinct ones
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+_domain = random.Random(os.getpid()).randint(1, 90)
+if _worker.startswith("gw") and _worker[2:].isdigit():
+    _domain = 91 + int(_worker[2:]) % 10
+os.environ.setdefault("ROS_DOMAIN_ID", str(_domain))
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # a memory node started by a test (directly or in a node graph) keeps its default database in a
