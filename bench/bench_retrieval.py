@@ -291,6 +291,9 @@ def main() -> int:
                     help="comma-separated sets to run, of dev, shared, heldout (default: dev and shared, "
                          "plus heldout with --heldout); the house-wide figures are measured in every run")
     ap.add_argument("--out", default="retrieval", help="name of the results file (bench/results/<out>.json)")
+    ap.add_argument("--parts", default="1000,10000,house",
+                    help="comma-separated parts: 1000 (detector, rag and full), 10000 (retrieval only), "
+                         "house (index update, memory, index comparison)")
     args = ap.parse_args()
     wanted = args.sets.split(",") if args.sets else ["dev", "shared"] + (["heldout"] if args.heldout else [])
     unknown = [w for w in wanted if w not in ("dev", "shared", "heldout")]
@@ -307,16 +310,20 @@ def main() -> int:
     if "heldout" in wanted:
         sets.append(("heldout", ROOT / "data" / "benchmark" / "heldout"))
     figures: dict = {"load_average_1min": round(os.getloadavg()[0], 2)}
+    parts = set(args.parts.split(","))
+    if parts - {"1000", "10000", "house"}:
+        ap.error(f"unknown part(s) {', '.join(sorted(parts - {'1000', '10000', 'house'}))}")
     for name, directory in sets:
         print(f"== {name}: {directory}", flush=True)
-        for part in (at_1000, at_10000):
+        for part in [p for k, p in (("1000", at_1000), ("10000", at_10000)) if k in parts]:
             t0 = time.monotonic()
             for k, v in part(directory, args.quick).items():
                 figures[f"{name}_{k}"] = v
             print(f"   {part.__name__} {time.monotonic() - t0:.0f} s", flush=True)
-    figures.update(index_update_per_frame(10 if args.quick else 40))
-    figures.update(rss_10000())
-    figures.update(compare_indexes(ROOT / "data" / "benchmark" / "dev"))
+    if "house" in parts:
+        figures.update(index_update_per_frame(10 if args.quick else 40))
+        figures.update(rss_10000())
+        figures.update(compare_indexes(ROOT / "data" / "benchmark" / "dev"))
     write_figures(args.out, figures)
     return 0
 
