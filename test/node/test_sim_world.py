@@ -40,19 +40,24 @@ def _truth(client):
     return res
 
 
-def test_publishes_complete_frames(sim):
-    node, client = sim
+def first_synced(client, topics: dict, what: str) -> dict:
+    """The first set of messages, one per topic of ``topics`` ({key: (name, type)}), that share a stamp."""
     got: list[dict] = []
-    sync = StampSync(["rgb", "depth", "ids", "info", "pose", "labels"], got.append)
-    topics = {"rgb": ("camera/color/image_raw", Image), "depth": ("camera/depth/image_raw", Image),
-              "ids": ("camera/instance_ids", Image), "info": ("camera/camera_info", CameraInfo),
-              "pose": ("camera/pose", PoseStamped), "labels": ("camera/instance_labels", InstanceLabels)}
+    sync = StampSync(list(topics), got.append)
     subs = [client.create_subscription(t, name, lambda m, k=k: sync.add(k, (m.header.stamp.sec, m.header.stamp.nanosec), m), 5)
             for k, (name, t) in topics.items()]
-    wait_until(lambda: got, timeout=10, what="a complete camera frame")
+    wait_until(lambda: got, timeout=10, what=what)
     for s in subs:
         client.destroy_subscription(s)
-    g = got[0]
+    return got[0]
+
+
+def test_publishes_complete_frames(sim):
+    node, client = sim
+    g = first_synced(client, {"rgb": ("camera/color/image_raw", Image), "depth": ("camera/depth/image_raw", Image),
+                              "ids": ("camera/instance_ids", Image), "info": ("camera/camera_info", CameraInfo),
+                              "pose": ("camera/pose", PoseStamped), "labels": ("camera/instance_labels", InstanceLabels)},
+                     what="a complete camera frame")
     scene = load_scene(EXAMPLE)
     assert (g["rgb"].width, g["rgb"].height, g["rgb"].encoding) == (scene.camera.width, scene.camera.height_px, "rgb8")
     depth = conv.msg_to_image(g["depth"])
@@ -71,15 +76,9 @@ def test_publishes_complete_frames(sim):
 
 def test_publishes_the_base_laser_scan_with_the_camera_stamp(sim):
     node, client = sim
-    got: list[dict] = []
-    sync = StampSync(["scan", "scan_pose", "camera_pose"], got.append)
-    topics = {"scan": ("scan", LaserScan), "scan_pose": ("scan/pose", PoseStamped), "camera_pose": ("camera/pose", PoseStamped)}
-    subs = [client.create_subscription(t, name, lambda m, k=k: sync.add(k, (m.header.stamp.sec, m.header.stamp.nanosec), m), 5)
-            for k, (name, t) in topics.items()]
-    wait_until(lambda: got, timeout=10, what="a scan with the camera frame's stamp")
-    for s in subs:
-        client.destroy_subscription(s)
-    g = got[0]
+    g = first_synced(client, {"scan": ("scan", LaserScan), "scan_pose": ("scan/pose", PoseStamped),
+                              "camera_pose": ("camera/pose", PoseStamped)},
+                     what="a scan with the camera frame's stamp")
     scan, pose = g["scan"], g["scan_pose"]
     assert scan.header.frame_id == "base_laser" and pose.header.frame_id == "map"
     assert len(scan.ranges) == 541 and scan.range_min == pytest.approx(0.05) and scan.range_max == pytest.approx(10.0)
