@@ -254,7 +254,8 @@ def _speaker(line: str) -> tuple[str, str]:
 
 def main(args=None) -> int:
     parser = argparse.ArgumentParser(description="RAIDER demo on the simulated household")
-    parser.add_argument("--task", choices=[*TASKS, LEARNING, "all"], default="all")
+    parser.add_argument("--task", default="all",
+                        help=f"all, or a comma-separated list of {', '.join([*TASKS, LEARNING])} (run in that order)")
     parser.add_argument("--timeout", type=float, default=150.0, help="seconds per task")
     parser.add_argument("--log-dir", help="keep each node's log here")
     parser.add_argument("--robot-prefix", metavar="CMD",
@@ -266,7 +267,13 @@ def main(args=None) -> int:
     if "ROS_DOMAIN_ID" not in os.environ:
         os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 100))
     print(f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})", flush=True)
-    keys = [*TASKS, LEARNING] if ns.task == "all" else [ns.task]
+    known = [*TASKS, LEARNING]
+    keys = known if ns.task == "all" else [k.strip() for k in ns.task.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in known]
+    if unknown or not keys:
+        parser.error(f"--task: unknown task {', '.join(map(repr, unknown)) or '(none given)'}; "
+                     f"choose all or from {', '.join(known)}")
+    keys = [k for k in known if k in keys]
     ok = True
     for key in keys:
         try:
