@@ -19,13 +19,20 @@ def split_words(text: str) -> list[str]:
     return [w for w in _NON_WORD.split(_CAMEL.sub(" ", text).lower()) if w]
 
 
+_VES_FE = frozenset({"knives", "wives", "lives", "midwives", "housewives", "penknives"})
+_VES_F = frozenset({"wolves", "halves", "shelves", "calves", "elves", "selves", "leaves", "loaves", "scarves",
+                    "thieves", "wharves", "hooves", "sheaves", "bookshelves", "yourselves", "themselves"})
+
+
 def singular(word: str) -> str:
     if len(word) <= 3 or word.endswith(("ss", "us", "is")):
         return word
     if word.endswith("ies"):
         return word[:-3] + "y"
-    if word.endswith("ves"):
-        return word[:-3] + "fe" if word in ("knives", "wives", "lives") else word[:-3] + "f"
+    if word.endswith("ves"):             # the few nouns in -f/-fe; "gloves", "olives", "valves" keep the e
+        if word in _VES_FE:
+            return word[:-3] + "fe"
+        return word[:-3] + "f" if word in _VES_F else word[:-1]
     if word.endswith(("ches", "shes", "xes", "sses", "zes", "oes")):
         return word[:-2]
     if word.endswith("s"):

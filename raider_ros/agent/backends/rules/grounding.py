@@ -17,6 +17,7 @@ from rapidfuzz import fuzz
 from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
+from .lexicon import load_lexicon
 from .knowledge import Knowledge, type_key, type_of, type_words
 from .query import NP, StateQual
 from .transcript import Observations, entry_for
@@ -53,7 +54,7 @@ class Grounding:
     status: str                          # one | several | none | pending
     ids: list[str] = field(default_factory=list)
     base: list[str] = field(default_factory=list)        # matched by name, before the qualifiers
-    how: str = ""                                        # id | type | fuzzy | category | embedding | name
+    how: str = ""                                        # id | type | fuzzy | category | kind | embedding | name | role
     reasons: list[str] = field(default_factory=list)     # why candidates were set aside
     facts: list[str] = field(default_factory=list)       # what the qualifiers established
     missing_ref: NP | None = None                        # a reference that matched nothing
@@ -159,6 +160,8 @@ class Grounder:
                          and (type_words(i) or [""])[-1] not in self.kb.known_types]
             more = [i for i, s in self.meaning_scores(words[k:], strangers) if s >= CATEGORY_SCORE]
             more += [i for i in strangers if i not in more and self._kind_in(i, cat)]
+            if k == 0:                   # the whole phrase names the category ("the tool", not "the guest book")
+                more += [i for i in ids if i not in hits and i not in more and self._is_a(i, words)]
             found = [i for i in ids if i in hits or i in more]
             if k > 0 and len({type_key(i) for i in found}) > 1:
                 # "the specimen container": the modifiers may single out one kind of the category
@@ -193,7 +196,18 @@ class Grounder:
                 hits = [i for i, s in scores if s == top]     # one kind far ahead of every other
             if hits:
                 return hits, "embedding"
+        kinds = [i for i in ids if self._is_a(i, words)]
+        if kinds:                        # "the cloth": no name says it, but a rag is a kind of cloth
+            return kinds, "kind"
         return [], ""
+
+    def _is_a(self, i: str, words: list[str]) -> bool | None:
+        """Whether WordNet says the id's type is a kind of what a plain noun phrase names ("the
+        tool", "the cloth"); None when it cannot say, or for a phrase with a purpose or a clause
+        ("the thing for drying hair"), whose last word is not what it names."""
+        if not words or any(w in self.kb.function_words for w in words):
+            return None
+        return load_lexicon().is_a(type_words(i), words)
 
     def _kind_in(self, i: str, cat: str) -> bool:
         """Whether what a type's description says it is belongs to the category: "pruning shears:
@@ -574,6 +588,7 @@ class Grounder:
         if not name_words:
             ids = list(people)
             return Grounding.of(ids, base=ids, how="name")
+        role = role_words(np, self.kb)
         wanted = {word_key(name_words), *name_words}
         hits = []
         for pid, name in people.items():
@@ -585,6 +600,11 @@ class Grounder:
                 hits.append(pid)
         if hits:
             return Grounding.of(hits, base=hits, how="name")
+        if role:                         # "the customer", "the person waiting": a role, not a name;
+            ids = list(people)           # face recognition gives names only, so anyone present
+            return Grounding.of(ids, base=ids, how="role",
+                                facts=[f"\"{' '.join(role)}\" is not a name face recognition gives; "
+                                       f"the people present: {join_ids(ids)}"])
         unknown = [p for p, n in people.items() if not n]
         if person_hint and (person_hint in wanted or any(fuzz.ratio(person_hint, w) >= FUZZY_CUTOFF for w in wanted)) \
                 and len(unknown) == 1:
@@ -600,6 +620,23 @@ def _names_someone(np: NP, kb: Knowledge) -> bool:
     return len(toks) == 1 and toks[0][:1].isupper() and toks[0][1:].islower() and bool(np.words) \
         and word_key(np.words) not in kb.type_descriptions and word_key(np.words) not in kb.known_types \
         and kb.category_of(np.words) is None
+
+
+def role_words(np: NP, kb: Knowledge) -> list[str]:
+    """The words of a person phrase that say what someone is or does rather than who ("the
+    customer", "the dentist", "the person waiting"): [] when a word could be a name. The head is a
+    person word or a role noun (person_nouns.txt), the other words are no capitalised names."""
+    words = np.words
+    if not words or not (words[-1] in kb.person_words or words[-1] in kb.role_nouns
+                         or (set(words) & kb.person_words)):
+        return []
+    raw = np.raw.split()
+    if any(t[:1].isupper() for t in raw[1:]) or (len(raw) == 1 and raw[0][:1].isupper()):
+        return []                        # "the visitor Hana", "Baker": a name
+    rest = [w for w in words if w not in kb.person_words and w not in kb.person_pronouns]
+    if any(w not in kb.role_nouns and not w.endswith(("ing", "ed")) for w in rest):
+        return []                        # "adriana_user": a name besides the person word
+    return rest or list(words)
 
 
 def person_phrase(np: NP, kb: Knowledge) -> bool:

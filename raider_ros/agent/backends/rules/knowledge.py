@@ -101,6 +101,7 @@ class Knowledge:
     negations: frozenset[str]
     emptiness_phrases: list[str]
     person_words: frozenset[str]
+    role_nouns: frozenset[str]          # person_nouns.txt (WordNet): "customer", "dentist"; weaker than person_words
     person_pronouns: frozenset[str]
     determiners: list[tuple[str, ...]]
     lead_fillers: list[tuple[str, ...]]
@@ -136,6 +137,7 @@ class Knowledge:
     state_meanings: list[tuple[str, bool, bool, str]] = field(default_factory=list)  # (key, value, nothing_inside, text)
     lacking_phrases: list[tuple[str, ...]] = field(default_factory=list)   # "with no water": empty
     partitive_words: frozenset[str] = field(default_factory=frozenset)   # "a slice of", "a couple of"
+    not_again_verbs: frozenset[str] = field(default_factory=frozenset)   # "remove" is no move again
     tail_leads: frozenset[str] = field(default_factory=frozenset)   # "switch it off for now": the rest is no object
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
 
@@ -308,6 +310,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         aliases.setdefault(word_key(singular(w) for w in _phrase(word, where)), f"synonym:{word}")
     type_lists = {k: _type_set(cats.get(k) or [], f"{cw}: {k}") for k in ("cutting_tools",)}
     known = frozenset(t for members in categories.values() for t in members if t != "*")
+    nouns = _noun_words(d / "object_types.yaml", known, aliases, descriptions)
 
     checks = _section(pre, "actions", pw)
     for action, items in checks.items():
@@ -342,6 +345,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         negations=frozenset(str(w) for w in lang.get("negations") or []),
         emptiness_phrases=sorted((str(p).lower() for p in lang.get("emptiness_phrases") or []), key=len, reverse=True),
         person_words=frozenset(singular(str(w)) for w in lang.get("person_words") or []),
+        role_nouns=_person_nouns(d / "person_nouns.txt", nouns),
         person_pronouns=frozenset(str(w) for w in lang.get("person_pronouns") or []),
         determiners=_phrases(lang.get("determiners") or [], f"{lw}: determiners"),
         lead_fillers=_phrases(lang.get("lead_fillers") or [], f"{lw}: lead_fillers"),
@@ -373,8 +377,9 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         state_meanings=meanings,
         lacking_phrases=_phrases(lang.get("lacking_phrases") or [], f"{lw}: lacking_phrases"),
         tail_leads=frozenset(str(w).lower() for w in lang.get("tail_leads") or []),
+        not_again_verbs=frozenset(str(w).lower() for w in lang.get("not_again_verbs") or []),
         **_colours(data_dir() / "perception" / "colour_names.yaml", data_dir() / "perception" / "colour_words.yaml",
-                   nouns=_noun_words(d / "object_types.yaml", known, aliases, descriptions)),
+                   nouns=nouns),
     )
 
 
@@ -387,6 +392,15 @@ def _noun_words(types_file: Path, known: frozenset[str], aliases: dict[str, str]
         words |= {w.lower() for name in (_read(types_file).get("types") or {}) for w in split_words(str(name))}
     words |= {w for d in descriptions.values() for phrase in also_called(d) for w in phrase}
     return frozenset(words)
+
+
+def _person_nouns(path: Path, nouns: frozenset[str]) -> frozenset[str]:
+    """The one-word nouns of person_nouns.txt (generated from WordNet: "customer", "dentist"),
+    except those that name a kind of object here ("monitor", "server")."""
+    if not path.is_file():
+        return frozenset()
+    words = (line.strip().lower() for line in path.read_text(encoding="utf-8").splitlines())
+    return frozenset(w for w in words if w and not w.startswith("#") and " " not in w and w not in nouns)
 
 
 def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = frozenset()) -> dict[str, Any]:

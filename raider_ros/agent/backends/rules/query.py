@@ -33,6 +33,8 @@ _CONNECTORS = {"that", "which", "who", "is", "are", "that's", "located", "placed
 _STRUCTURED = re.compile(r"^\(?\s*([A-Za-z][A-Za-z_ ]{0,40}?)\s*\((.*)\)\s*\)?\s*[.!?]?\s*$", re.S)
 FROM_RELATIONS = ("on top of", "inside")
 _RELATIVE = {"that", "which", "who", "whose", "where", "that's", "which's"}
+_BE_NOT = {"isn't", "aren't", "wasn't", "weren't"}
+_HAVE_NOT = {"hasn't", "haven't", "hadn't"}
 
 
 @dataclass
@@ -360,6 +362,12 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     # "the mug that needs washing": a clause no qualifier reads does not name the type; "whatever
     # is heating up": a generic head is named by what its clause says
     rel = next((k for k in range(1, len(orig)) if orig[k].lower() in _RELATIVE), None)
+    if rel is None:                      # "the bottle I use to dampen hair": a clause without "that"
+        rel = next((k - 1 for k in range(1, len(orig) - 1) if orig[k].lower() in kb.subject_pronouns
+                    and low[k - 1] not in kb.function_words and low[k - 1] not in kb.person_pronouns), None)
+        rel = rel + 1 if rel is not None else None
+        if rel is not None:
+            orig = orig[:rel] + ["that"] + orig[rel:]
     clause = ""
     if rel is not None and len(orig) > rel + 1 and kb.category_of(
             [singular(w) for t in orig[:rel] for w in split_words(t)]) != "thing":
@@ -424,6 +432,11 @@ def _self_relation(rp, phrase: str, ref: tuple[str, ...], negated: bool, kb: Kno
 def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual] | None:
     """A clause "<marker> [not] <state>" starting at ``i``: (end index, state)."""
     marker = next((m for m in kb.predicate_markers if _at(toks, i, m)), None)
+    if marker is None and i + 1 < len(toks) and toks[i] in _RELATIVE and toks[i + 1] in _BE_NOT:
+        marker = (toks[i], toks[i + 1])  # "that isn't red": the marker and its negation in one
+    elif marker is None and i + 2 < len(toks) and toks[i] in _RELATIVE and toks[i + 1] in _HAVE_NOT \
+            and toks[i + 2] == "been":
+        marker = (toks[i], toks[i + 1], "been")   # "that hasn't been used"
     if marker is None:
         return None
     j = i + len(marker)
@@ -434,7 +447,7 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
         neg, j = True, j + 1
     while j < len(toks) and toks[j] in kb.state_adverbs:          # "that is not yet sliced"
         j += 1
-    if marker[-1].endswith("n't"):
+    if any(m.endswith("n't") for m in marker):
         neg = True
     if j < len(toks) and toks[j] in kb.colour_words:                  # "the mug that is blue"
         return j + 1, StateQual("colour", not neg, " ".join(toks[i:j + 1]), colour=kb.colour_words[toks[j]])
@@ -445,7 +458,10 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
     if len(sw.phrase) == 1 and sw.phrase[0] in kb.predicate_only_states \
             and end < len(toks) and toks[end] not in ("and", "now", "right", "currently", "please"):
         return None                      # "that is on the shelf": a relation, not a state
-    return end, StateQual(sw.key, sw.value != neg, " ".join(toks[i:end]), sw.nothing_inside)
+    text = " ".join(toks[i:end])
+    while end < len(toks) and toks[end] in kb.state_adverbs and toks[end] not in ("right", "now"):
+        end += 1                         # "that hasn't been used yet"
+    return end, StateQual(sw.key, sw.value != neg, text, sw.nothing_inside)
 
 
 # --------------------------------------------------------------------------- queries
@@ -593,6 +609,7 @@ def _starts_request(part: str, kb: Knowledge) -> bool:
 
 
 _PRONOUN_OBJECTS = ("it", "them", "one", "that", "this")
+_INDEFINITE = ("something", "anything")
 
 
 def _indirect(q: str, kb: Knowledge) -> str:
@@ -608,7 +625,8 @@ def _indirect(q: str, kb: Knowledge) -> str:
     if not first or any(_at(first, 0, p) for p, _ in phrases):
         return q                         # the first part is itself a request
     dets = {d[0] for d in kb.determiners if len(d) == 1}
-    d = next((k for k, t in enumerate(first) if t in dets), None)
+    # where the object starts: a determiner, or an indefinite head ("something to cut the bread with")
+    d = next((k for k, t in enumerate(first) if t in dets or (t in _INDEFINITE and k + 1 < len(first))), None)
     if d is None or d == len(first) - 1:
         return q
     for j in range(1, len(parts)):
@@ -644,6 +662,9 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         base = next((f for f in _verb_bases(toks[0]) if kb.action_for_verb(f)), None)
         if base is not None:
             toks = [base] + toks[1:]
+    if toks and toks[0].startswith("re") and len(toks[0]) > 5 and not kb.action_for_verb(toks[0]) \
+            and toks[0] not in kb.not_again_verbs and kb.action_for_verb(toks[0][2:]):
+        toks = [toks[0][2:]] + toks[1:]  # "refill", "reopen": the action again is the action
     purpose = ""
     end = _object_end(toks, kb)          # "switch the screen off for the night": the purpose apart
     if end is not None and end < len(toks):
@@ -843,9 +864,11 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
     for i in range(len(toks) - 1, 0, -1):
         if toks[i] in kb.handover_prepositions:
             return [orig[:i], orig[i + 1:]]
-    dets = {d[0] for d in kb.determiners if len(d) == 1}
-    if len(orig) > 2 and orig[0][:1].isupper() and toks[1] in dets:
-        return [orig[1:], orig[:1]]
+    n = 0                                # "hand Dr Osei the forceps": a name of capitalised words
+    while n < min(3, len(orig) - 2) and orig[n][:1].isupper() and toks[n] not in dets:
+        n += 1
+    if n and toks[n] in dets:
+        return [orig[n:], orig[:n]]
     return [orig]
 
 

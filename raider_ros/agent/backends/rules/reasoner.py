@@ -19,7 +19,7 @@ from raider_ros.agent.llm import LLMError, LLMReply, Message
 
 from . import embedding
 from .checks import CheckOutcome, Checker
-from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase
+from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase, role_words
 from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type, type_words
 from .query import NP, ParsedQuery, parse_query
 from .transcript import Conversation, Observations, entry_for, read_conversation
@@ -287,6 +287,8 @@ class _Run:
         personish = self.grounder_personish(np)
         if role in PERSON_ROLES or personish:
             return True
+        if np.words and np.words[-1] in self.kb.role_nouns and role_words(np, self.kb):
+            return None                  # "the cook": a person, unless an object here is called so
         return None if role == "target" and pq.action == "approach" else False
 
     def grounder_personish(self, np: NP) -> bool:
@@ -444,7 +446,8 @@ class _Run:
             # name the few closest candidates, never every id in view
             near = self.grounder.closest(np, pool.objects, CLOSEST_NAMED) if pool.objects else []
             seen = self.sentence("closest_seen", ids=join_ids(near, "and")) if near else ""
-            heldtxt = f"; the robot holds {pool.held}" if pool.held else ""
+            heldtxt = "" if not pool.held else f"; the robot is holding {pool.held}" + \
+                (f", not the {what}" if role in hold_roles else "")
             text = self.sentence("not_found", what=what, seen=seen, held=heldtxt)
             return self._decide("unfeasibility", text, [], "the object is not present")
         # several candidates: the ambiguity comes first (for a handover even when none is in the gripper)
