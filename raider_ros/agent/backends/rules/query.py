@@ -34,6 +34,9 @@ _STRUCTURED = re.compile(r"^\(?\s*([A-Za-z][A-Za-z_ ]{0,40}?)\s*\((.*)\)\s*\)?\s
 FROM_RELATIONS = ("on top of", "inside")
 _RELATIVE = {"that", "which", "who", "whose", "where", "that's", "which's"}
 _BE_NOT = {"isn't", "aren't", "wasn't", "weren't"}
+_AUX = frozenset({"will", "would", "are", "is", "was", "were", "have", "has", "had", "can", "could", "should",
+                  "must", "need", "needs", "'ll", "won't", "can't", "don't", "doesn't", "aren't", "isn't"})
+_HAS_AFTER = frozenset({"been", "got", "gone"})    # "whatever's been left on", "the machine's gone dark"
 _HAVE_NOT = {"hasn't", "haven't", "hadn't"}
 
 
@@ -112,11 +115,15 @@ def query_words(text: str) -> list[str]:
 
 def _expand_contractions(orig: list[str], kb: Knowledge) -> list[str]:
     """"whatever's on" -> "whatever is on": after the words of language.yaml is_contractions an
-    's means "is" (elsewhere it is a possessive: "Adriana's medicine")."""
+    's means "is", before "been", "got", "gone" it means "has" ("the machine's gone dark");
+    elsewhere it is a possessive ("Adriana's medicine")."""
     out: list[str] = []
-    for t in orig:
+    for k, t in enumerate(orig):
         low = t.lower()
-        if low.endswith("'s") and low not in _KEEP_APOSTROPHE and low[:-2] in kb.is_contractions:
+        nxt = orig[k + 1].lower() if k + 1 < len(orig) else ""
+        if low.endswith("'s") and low not in _KEEP_APOSTROPHE and nxt in _HAS_AFTER:
+            out += [t[:-2], "has"]       # "whatever's been left on": has, not is
+        elif low.endswith("'s") and low not in _KEEP_APOSTROPHE and low[:-2] in kb.is_contractions:
             out += [t[:-2], "is"]
         else:
             out.append(t)
@@ -231,6 +238,14 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         else:
             continue
         break
+
+    # "the mug that's got my tea in it", "the cup that hasn't got anything in it yet": something
+    # inside, or nothing
+    filled = _contents_clause(toks)
+    if filled is not None:
+        (i, j), value = filled
+        states.append(StateQual("filled", value, " ".join(toks[i:j]), nothing_inside=not value))
+        del toks[i:j], orig[i:j]
 
     # predicate states: "that is clean", "which is not sliced", "that is on"
     i = 1
@@ -429,6 +444,37 @@ def _self_relation(rp, phrase: str, ref: tuple[str, ...], negated: bool, kb: Kno
     return None
 
 
+_HAVE = ("has", "have", "got", "holds", "contains")
+_INSIDE = (("in", "it"), ("in", "them"), ("inside",), ("inside", "it"))
+_NOTHING = ("nothing", "anything", "no")
+
+
+def _contents_clause(toks: list[str]) -> tuple[tuple[int, int], bool] | None:
+    """A clause saying what is inside the object: "that's got my tea in it" (expanded to "that
+    has got ...") -> ((start, end), True); "that hasn't got anything in it (yet)" -> False."""
+    for i in range(1, len(toks) - 2):
+        if toks[i] not in _RELATIVE and toks[i] != "with":
+            continue
+        j = i + 1
+        neg = False
+        while j < len(toks) and toks[j] in ("already", "still", "not", "doesn't", "hasn't", "haven't",
+                                            "does", "do", "has", "have", "got", "holds", "contains", "currently"):
+            neg |= toks[j] in ("not", "doesn't", "hasn't", "haven't")
+            j += 1
+        if j == i + 1 or not any(t in _HAVE or t in ("hasn't", "haven't") for t in toks[i + 1:j]):
+            continue
+        end = next((k for k in range(j + 1, len(toks) + 1) for p in _INSIDE if tuple(toks[k - len(p):k]) == p
+                    and k - len(p) > j - 1), None)
+        if end is None or end - j > 8:
+            continue
+        inner = toks[j:end]
+        neg |= any(t in _NOTHING for t in inner[:2])
+        while end < len(toks) and toks[end] in ("yet", "now", "already", "still"):
+            end += 1
+        return (i, end), not neg
+    return None
+
+
 def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual] | None:
     """A clause "<marker> [not] <state>" starting at ``i``: (end index, state)."""
     marker = next((m for m in kb.predicate_markers if _at(toks, i, m)), None)
@@ -461,7 +507,7 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
     text = " ".join(toks[i:end])
     while end < len(toks) and toks[end] in kb.state_adverbs and toks[end] not in ("right", "now"):
         end += 1                         # "that hasn't been used yet"
-    return end, StateQual(sw.key, sw.value != neg, text, sw.nothing_inside)
+    return end, StateQual(sw.key, sw.value != neg, text, sw.nothing_inside and not neg)
 
 
 # --------------------------------------------------------------------------- queries
@@ -597,6 +643,15 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
         rl = next((p for p in kb.remark_leads if _at(toks, 0, p)), None)
         if rl is not None and len(toks) > len(rl) and toks[len(rl)] not in ("one", "ones"):
             continue                     # a remark: a reason or a wish, not the request
+        if toks[0] in dets and len(toks) <= 8 and (any(t in ("one", "ones") for t in toks[1:4])
+                                                   or kb.category_of([toks[-1]]) == "thing"):
+            clar.append(part)            # "..., the fuchsia one", "the one I keep buttons in": which one
+            continue
+        if any(f == tuple(toks) for f in kb.trail_fillers + kb.lead_fillers):
+            continue                     # "..., please, ..."
+
+        if len(toks) > 2 and toks[1] in _AUX and toks[0] not in dets and not _starts_request(part, kb):
+            continue                     # "..., people will be wanting tea": a clause of its own
         keep.append(part)
     return " ".join(keep), clar
 
@@ -619,7 +674,7 @@ def _indirect(q: str, kb: Knowledge) -> str:
     if len(parts) < 2:
         return q
     phrases = _verb_phrases(kb)
-    first_o = query_words(parts[0])
+    first_o = _expand_contractions(query_words(parts[0]), kb)
     first = [t.lower() for t in first_o]
     first, first_o = _strip_lead(first, first_o, kb.lead_fillers)
     if not first or any(_at(first, 0, p) for p, _ in phrases):
@@ -634,10 +689,16 @@ def _indirect(q: str, kb: Knowledge) -> str:
         toks = [t.lower() for t in orig]
         toks, orig = _strip_lead(toks, orig, kb.lead_fillers)
         hit = next((p for p, _ in phrases if _at(toks, 0, p)), None)
+        if hit is None and len(toks) > 2 and toks[0] in kb.split_verbs and toks[2] in kb.split_verbs[toks[0]]:
+            hit = (toks[0],)             # "turn it off": the particle stays after the object
         if hit is None or len(toks) <= len(hit) or toks[len(hit)] not in _PRONOUN_OBJECTS:
             continue
         n = len(hit)
-        rebuilt = " ".join(orig[:n] + first_o[d:] + orig[n + 1:])
+        obj = first_o[d:]
+        a = next((k for k in range(2, len(obj)) if obj[k].lower() in _AUX), None)
+        if a is not None and obj[a - 1].lower() not in _RELATIVE:
+            obj = obj[:a] + ["that"] + obj[a:]   # "the machine has gone dark": the machine that has ...
+        rebuilt = " ".join(orig[:n] + obj + orig[n + 1:])
         return " , ".join([rebuilt] + [p for k, p in enumerate(parts[1:], 1) if k != j])
     return q
 
