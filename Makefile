@@ -32,12 +32,11 @@ build: setup
 demo: setup
 	@$(ENV) python -m raider_ros.cli.demo
 
-# every tier runs on two pytest-xdist workers, each worker in a ROS domain of its own
-# (test/conftest.py); the unit tier is CPU-bound, the node and integration tiers mostly wait on
-# ROS graphs; the two whole-demo runs share one worker (xdist_group "whole_graph", --dist loadgroup)
+# the unit tier runs on two workers (pytest-xdist; it is CPU-bound and its tests share nothing),
+# the node and integration tiers in one process (they time ROS graphs)
 test: setup
 	@rc=0; $(ENV) python -m pytest test/unit -n 2 $(PYTEST_ARGS) || rc=$$?; \
-	$(ENV) python -m pytest test/node test/integration -n 2 --dist loadgroup $(PYTEST_ARGS) || rc=$$?; exit $$rc
+	$(ENV) python -m pytest test/node test/integration $(PYTEST_ARGS) || rc=$$?; exit $$rc
 
 test-unit: setup
 	@$(ENV) python -m pytest test/unit $(PYTEST_ARGS)

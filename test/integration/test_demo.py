@@ -14,7 +14,6 @@ from support.demo_story import check_demo_story
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.xdist_group("whole_graph")   # under `make test -n 2`: never beside another whole-graph run
 @pytest.mark.timeout(900)     # four tasks, each starting its own graph: minutes on a loaded 2-core machine
 def test_demo_runs_all_tasks_offline():
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RAIDER_LLM_BASE_URL")}

@@ -39,7 +39,6 @@ def executables_in(netns: str) -> set[str]:
     return names
 
 
-@pytest.mark.xdist_group("whole_graph")   # under `make test -n 2`: never beside another whole-graph run
 @pytest.mark.timeout(900)     # two tasks over UDP between the namespaces, on a loaded 2-core machine
 def test_the_demo_runs_with_the_robot_side_on_another_host(tmp_path):
     env = host_env()
