@@ -46,6 +46,10 @@ def test_a_negated_empty_is_not_also_nothing_inside(kb):
     ("Switch the urn on, people will be wanting tea.", "turn_on", ["urn"], [], []),
     ("Pick up the thread beside the pin cushion, the fuchsia one.", "pick",
      ["thread"], [("colour", True)], [("beside", ["pin", "cushion"])]),
+    ("The fish look gloomy, switch their tank light on.", "turn_on", ["tank", "light"], [], []),
+    ("Could you power up whichever machine on the table is switched off at the moment?", "turn_on",
+     ["whichever", "machine"], [("switched_on", False)], [("on", ["table"])]),
+    ("Please, pick up the mug", "pick", ["mug"], [], []),
 ])
 def test_parts_after_commas_and_statements_before_a_request(kb, query, action, words, states, quals):
     pq = parse_query(query, "", kb)

@@ -625,8 +625,10 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
     dets = {d[0] for d in kb.determiners if len(d) == 1} | {"one"}
     keep, clar = [parts[0]], []
     first = [t.lower() for t in query_words(parts[0])]
-    if any(_at(first, 0, p) for p in kb.remark_leads) and any(_starts_request(p, kb) for p in parts[1:]):
-        keep = []                        # "I'm holding the knife now, so go ahead and cut the tomato"
+    if (any(_at(first, 0, p) for p in kb.remark_leads) or not _starts_request(parts[0], kb)) \
+            and any(_starts_request(p, kb) for p in parts[1:]):
+        keep = []                        # "I'm holding the knife now, so go ahead and cut the tomato",
+        #                                  "The fish look gloomy, switch their tank light on"
     for part in parts[1:]:
         orig = query_words(part)
         toks = [t.lower() for t in orig]
@@ -660,7 +662,8 @@ def _starts_request(part: str, kb: Knowledge) -> bool:
     """A part that, after lead fillers ("so", "go ahead and", "please"), starts with a verb."""
     orig = query_words(part)
     toks, _ = _strip_lead([t.lower() for t in orig], orig, kb.lead_fillers)
-    return any(_at(toks, 0, p) for p, _ in _verb_phrases(kb))
+    return any(_at(toks, 0, p) for p, _ in _verb_phrases(kb)) or \
+        (len(toks) > 2 and toks[0] in kb.split_verbs and any(t in kb.split_verbs[toks[0]] for t in toks[1:]))
 
 
 _PRONOUN_OBJECTS = ("it", "them", "one", "that", "this")
