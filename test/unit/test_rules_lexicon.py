@@ -43,6 +43,20 @@ def test_kinds_of_things(lex, type_words, phrase, expected):
     assert lex.is_a(type_words, phrase) is expected
 
 
+@pytest.mark.parametrize("type_words, phrase, expected", [
+    (["pen"], ["biro"], True),                 # a ballpoint, a pen
+    (["sunglasses"], ["shades"], True),        # one kind, two names
+    (["napkin"], ["serviette"], True),
+    (["dog"], ["poodle"], True),
+    (["pen"], ["pencil"], False),
+    (["mug"], ["cup"], False),
+    (["apple"], ["pear"], False),
+    (["knife"], ["fork"], False),
+])
+def test_a_phrase_may_name_a_close_kind_of_the_type(lex, type_words, phrase, expected):
+    assert lex.names_a_kind_of(type_words, phrase) is expected
+
+
 def test_a_broken_lexicon_file_names_its_line(tmp_path):
     bad = tmp_path / "w.tsv.gz"
     with gzip.open(bad, "wt") as f:
@@ -81,6 +95,8 @@ def _args(pq):
     ("Give Mrs Lindqvist the cup.", "handover",
      {"object": ("cup", ["cup"], []), "recipient": ("Mrs Lindqvist", ["mrs", "lindqvist"], [])}),
     ("Give Leila the towel.", "handover", {"object": ("towel", ["towel"], []), "recipient": ("Leila", ["leila"], [])}),
+    ("Please give the customer their receipt.", "handover",
+     {"object": ("receipt", ["receipt"], []), "recipient": ("customer", ["customer"], [])}),
     ("Could you refill the spray bottle?", "fill", {"object": ("spray bottle", ["spray", "bottle"], [])}),
     ("Reopen the box", "open", {"object": ("box", ["box"], [])}),
 ])
@@ -134,3 +150,6 @@ def test_a_kind_grounds_where_no_name_or_category_does(kb):
     ids = ["Spanner_1", "Spanner_2", "Toolbox_1", "Bicycle_1"]
     np = parse_query("Pick up the tool", "", kb).args["object"]
     assert {"Spanner_1", "Spanner_2"} <= set(g.match_name(np, ids)[0])     # spanners are tools
+    ids = ["Pen_1", "Pencil_1", "Stapler_1"]
+    np = parse_query("Could you grab the biro for me?", "", kb).args["object"]
+    assert g.match_name(np, ids) == (["Pen_1"], "kind")

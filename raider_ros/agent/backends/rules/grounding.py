@@ -199,6 +199,11 @@ class Grounder:
         kinds = [i for i in ids if self._is_a(i, words)]
         if kinds:                        # "the cloth": no name says it, but a rag is a kind of cloth
             return kinds, "kind"
+        if words and not any(w in self.kb.function_words for w in words):
+            lex = load_lexicon()         # "the biro": a kind of pen, the nearest the robot knows it by
+            close = [i for i in ids if lex.names_a_kind_of(type_words(i), words)]
+            if close:
+                return close, "kind"
         return [], ""
 
     def _is_a(self, i: str, words: list[str]) -> bool | None:

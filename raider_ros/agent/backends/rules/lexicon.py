@@ -50,6 +50,22 @@ class Lexicon:
             got = self._anc[synset] = frozenset(out)
         return got
 
+    def near_kinds(self, synset: str, steps: int) -> frozenset[str]:
+        """The synset and its hypernyms up to ``steps`` levels up."""
+        out, level = {synset}, {synset}
+        for _ in range(steps):
+            level = {h for s in level for h in self._up.get(s, ())} - out
+            out |= level
+        return frozenset(out)
+
+    def names_a_kind_of(self, type_words: list[str], phrase_words: list[str], steps: int = 2) -> bool:
+        """Whether the whole phrase names the type's kind or a close kind of it ("biro": a
+        ballpoint, a pen; "shades": sunglasses): the type's sense is the phrase's or one of its
+        hypernyms at most ``steps`` levels up."""
+        kind = self.senses(phrase_words, whole=True)[:1]
+        senses = self.senses(type_words)
+        return bool(kind and senses) and any(s in self.near_kinds(kind[0], steps) for s in senses)
+
     def is_a(self, type_words: list[str], phrase_words: list[str]) -> bool | None:
         """Whether a type ("spanner", "compost bag": the longest tail WordNet knows) is a kind of
         what the whole phrase names ("tool"; not "bag of tulip bulbs" by its head alone); None when

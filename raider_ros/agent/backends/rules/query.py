@@ -922,8 +922,9 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
         return [orig[1:], orig[:1]]
     dets = {d[0] for d in kb.determiners if len(d) == 1}
     k = 1 if toks and toks[0] in dets else 0
-    if len(toks) > k + 1 and singular(toks[k]) in kb.person_words and toks[k + 1] in dets:
-        return [orig[k + 1:], orig[:k + 1]]      # "give the visitor the book"
+    if len(toks) > k + 1 and (singular(toks[k]) in kb.person_words or singular(toks[k]) in kb.role_nouns) \
+            and toks[k + 1] in dets:
+        return [orig[k + 1:], orig[:k + 1]]      # "give the visitor the book", "give the customer their receipt"
 
     for i in range(len(toks) - 1, 0, -1):
         if toks[i] in kb.handover_prepositions:
