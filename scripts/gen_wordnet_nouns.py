@@ -25,6 +25,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from wordnet_source import hypernyms, under  # noqa: E402
+from wordnet_source import lemmas as index_lemmas  # noqa: E402
+
 OUT = ROOT / "data" / "knowledge" / "wordnet_nouns.tsv.gz"
 PHYSICAL = "00001930"                    # physical_entity.n.01 in WordNet 3.0
 SENSES = 1
@@ -32,43 +37,14 @@ SENSES = 1
 
 def main() -> None:
     wn = Path(sys.argv[1] if len(sys.argv) > 1 else "/usr/share/wordnet")
-    up: dict[str, list[str]] = {}
-    instances: set[str] = set()
-    with (wn / "data.noun").open(encoding="latin-1") as f:
-        for line in f:
-            if line.startswith("  "):
-                continue                 # the licence header
-            fields = line.split(" | ")[0].split()
-            off, w_cnt = fields[0], int(fields[3], 16)
-            i = 4 + 2 * w_cnt
-            p_cnt = int(fields[i])
-            ptrs = [fields[i + 1 + 4 * k: i + 5 + 4 * k] for k in range(p_cnt)]
-            up[off] = [p[1] for p in ptrs if p[0] == "@" and p[2] == "n"]
-            if any(p[0] == "@i" for p in ptrs):
-                instances.add(off)
-    physical: dict[str, bool] = {}
-
-    def is_physical(off: str) -> bool:
-        if off not in physical:
-            physical[off] = False
-            physical[off] = off == PHYSICAL or any(is_physical(h) for h in up.get(off, []))
-        return physical[off]
-
+    up, instances = hypernyms(wn)
+    is_physical = under(PHYSICAL, up)
     lemmas: dict[str, list[str]] = {}
-    with (wn / "index.noun").open(encoding="latin-1") as f:
-        for line in f:
-            if line.startswith("  "):
-                continue
-            fields = line.split()
-            lemma, synset_cnt, p_cnt = fields[0], int(fields[2]), int(fields[3])
-            offsets = fields[6 + p_cnt: 6 + p_cnt + synset_cnt]
-            parts = lemma.split("_")
-            if len(parts) > 3 or not all(p.isalpha() for p in parts):
-                continue
-            senses = [o for o in offsets if o not in instances][:SENSES]
-            senses = [o for o in senses if is_physical(o)]
-            if senses:
-                lemmas[" ".join(parts)] = senses
+    for parts, offsets in index_lemmas(wn, 3):
+        senses = [o for o in offsets if o not in instances][:SENSES]
+        senses = [o for o in senses if is_physical(o)]
+        if senses:
+            lemmas[" ".join(parts)] = senses
     keep: set[str] = set()
     stack = sorted({o for senses in lemmas.values() for o in senses})
     while stack:
