@@ -63,7 +63,7 @@ def test_a_broken_lexicon_file_names_its_line(tmp_path):
         f.write("# header\nL\tspanner\t1\nX broken\n")
     with pytest.raises(ValueError, match=r"w.tsv.gz:3: expected"):
         load_lexicon(str(bad))
-    assert not load_lexicon(str(tmp_path / "absent.tsv.gz")).knows(["spanner"])
+    assert load_lexicon(str(tmp_path / "absent.tsv.gz")).senses(["spanner"]) == ()
 
 
 def test_role_nouns_come_from_wordnet_but_never_name_an_object_type(kb):

@@ -199,20 +199,20 @@ class Grounder:
         kinds = [i for i in ids if self._is_a(i, words)]
         if kinds:                        # "the cloth": no name says it, but a rag is a kind of cloth
             return kinds, "kind"
-        if words and not any(w in self.kb.function_words for w in words):
-            lex = load_lexicon()         # "the biro": a kind of pen, the nearest the robot knows it by
-            close = [i for i in ids if lex.names_a_kind_of(type_words(i), words)]
-            if close:
-                return close, "kind"
+        close = [i for i in ids if self._is_a(i, words, close=True)]
+        if close:                        # "the biro": a kind of pen, the nearest the robot knows it by
+            return close, "kind"
         return [], ""
 
-    def _is_a(self, i: str, words: list[str]) -> bool | None:
+    def _is_a(self, i: str, words: list[str], close: bool = False) -> bool | None:
         """Whether WordNet says the id's type is a kind of what a plain noun phrase names ("the
-        tool", "the cloth"); None when it cannot say, or for a phrase with a purpose or a clause
-        ("the thing for drying hair"), whose last word is not what it names."""
+        tool", "the cloth"; ``close``: the phrase names a close kind of the type, "the biro");
+        None when it cannot say, or for a phrase with a purpose or a clause ("the thing for drying
+        hair"), whose last word is not what it names."""
         if not words or any(w in self.kb.function_words for w in words):
             return None
-        return load_lexicon().is_a(type_words(i), words)
+        lex = load_lexicon()
+        return lex.names_a_kind_of(type_words(i), words) if close else lex.is_a(type_words(i), words)
 
     def _kind_in(self, i: str, cat: str) -> bool:
         """Whether what a type's description says it is belongs to the category: "pruning shears:
@@ -593,7 +593,6 @@ class Grounder:
         if not name_words:
             ids = list(people)
             return Grounding.of(ids, base=ids, how="name")
-        role = role_words(np, self.kb)
         wanted = {word_key(name_words), *name_words}
         hits = []
         for pid, name in people.items():
@@ -605,6 +604,7 @@ class Grounder:
                 hits.append(pid)
         if hits:
             return Grounding.of(hits, base=hits, how="name")
+        role = role_words(np, self.kb)
         if role:                         # "the customer", "the person waiting": a role, not a name;
             ids = list(people)           # face recognition gives names only, so anyone present
             return Grounding.of(ids, base=ids, how="role",

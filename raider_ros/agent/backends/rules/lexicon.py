@@ -34,9 +34,6 @@ class Lexicon:
                 return s
         return ()
 
-    def knows(self, words: list[str]) -> bool:
-        return bool(self.senses(words))
-
     def ancestors(self, synset: str) -> frozenset[str]:
         got = self._anc.get(synset)
         if got is None:

@@ -651,7 +651,6 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             continue
         if any(f == tuple(toks) for f in kb.trail_fillers + kb.lead_fillers):
             continue                     # "..., please, ..."
-
         if len(toks) > 2 and toks[1] in _AUX and toks[0] not in dets and not _starts_request(part, kb):
             continue                     # "..., people will be wanting tea": a clause of its own
         keep.append(part)
