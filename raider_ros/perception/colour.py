@@ -1,12 +1,9 @@
 """An object's colour from the image: the RGB pixels under its mask, named after the nearest
 reference colour of data/perception/colour_names.yaml.
 
-The renderer (and a camera) shows an object's colour times the light falling on it, so the
-same white plate looks light grey in shade. The measurement therefore takes the mean of the
-mask's brighter pixels (the upper quarter by brightness, the faces that catch the light), and
-the naming compares it with each reference colour scaled by a light factor within
-[LIGHT_MIN, LIGHT_MAX], preferring factors near LIGHT_TYPICAL: the name is the reference with
-the smallest ``|measured - k * reference| + LIGHT_WEIGHT * |k - LIGHT_TYPICAL|``.
+The naming allows for the light falling on the object (raider_ros/common/colour.py): the name is
+the reference colour with the smallest :func:`colour_cost`; the measurement takes the mean of the
+mask's brighter pixels (the upper quarter by brightness, the faces that catch the light).
 """
 from __future__ import annotations
 
@@ -16,12 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from raider_ros.common.colour import colour_cost
 from raider_ros.common.paths import data_dir
 from raider_ros.common.yamlfile import read_yaml_mapping
 
-LIGHT_MIN, LIGHT_MAX, LIGHT_TYPICAL = 0.55, 1.05, 0.8
-LIGHT_WEIGHT = 0.3
-LIGHTNESS_WEIGHT, CHROMA_WEIGHT = 1.0, 1.5
 BRIGHT_QUANTILE = 75.0          # pixels at or above this brightness percentile are measured
 MIN_PIXELS = 5                  # fewer mask pixels: no colour
 
@@ -86,20 +81,6 @@ def measure_rgb(rgb: np.ndarray, mask: np.ndarray) -> tuple[float, float, float]
     return tuple(float(round(x, 3)) for x in mean)
 
 
-# lightness and two opponent axes (red-green, yellow-blue), weighted: hue counts more than
-# lightness, which the light blurs
-_OPPONENT = np.array([[1 / 3, 1 / 3, 1 / 3], [1.0, -1.0, 0.0], [0.5, 0.5, -1.0]]) \
-    * np.array([[LIGHTNESS_WEIGHT], [CHROMA_WEIGHT], [CHROMA_WEIGHT]])
-
-
-def _cost(measured: np.ndarray, ref: np.ndarray) -> float:
-    m, r = _OPPONENT @ measured, _OPPONENT @ ref
-    denom = float(r @ r)
-    k = float(m @ r) / denom if denom > 0 else LIGHT_TYPICAL
-    k = min(max(k, LIGHT_MIN), LIGHT_MAX)
-    return float(np.linalg.norm(m - k * r)) + LIGHT_WEIGHT * abs(k - LIGHT_TYPICAL)
-
-
 def name_colour(rgb, colours: tuple[ColourName, ...] | None = None) -> str | None:
     """The name of the reference colour nearest to ``rgb`` (0..1), allowing for the light."""
     if rgb is None:
@@ -108,7 +89,7 @@ def name_colour(rgb, colours: tuple[ColourName, ...] | None = None) -> str | Non
     v = np.asarray(rgb, dtype=np.float64)
     if v.shape != (3,) or not np.all(np.isfinite(v)):
         return None
-    best = min(table, key=lambda c: _cost(v, np.asarray(c.rgb)))
+    best = min(table, key=lambda c: colour_cost(v, c.rgb))
     return best.name
 
 

@@ -278,6 +278,9 @@ class ToolBox(ToolExecutorBase):
             out = {"object": i, "properties": sorted(a["properties"])}
             if a.get("colour"):
                 out["colour"] = a["colour"]
+            rgb = a.get("rgb")
+            if rgb is not None and len(rgb) == 3:   # the measured shade behind the name, 0..1
+                out["rgb"] = [round(float(x), 3) for x in rgb]
             return out
         return self._each(snap, obj, ("object",), one, "object")
 
