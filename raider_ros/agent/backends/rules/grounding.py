@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from rapidfuzz import fuzz
 
+from raider_ros.common.colour import colour_cost
 from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
@@ -34,6 +35,8 @@ PLURAL_MARGIN = 0.25             # ... and within this of the best
 CLEAR_SCORE = 0.5                # below MEANING_SCORE, a type still counts when it is this high
 CLEAR_MARGIN = 0.15              # ... and this far ahead of every other type in view
 CATEGORY_SCORE = 0.55            # the same score for a type the categories do not list to belong to a category
+SHADE_MAX = 0.35                 # a survey shade names a measured colour at most this far (common/colour.py)
+SHADE_MARGIN = 0.10              # ... and every candidate within this of the nearest
 TIE_M = 0.01                     # distances this close are a tie for "closest"
 
 
@@ -202,7 +205,28 @@ class Grounder:
         close = [i for i in ids if self._is_a(i, words, close=True)]
         if close:                        # "the biro": a kind of pen, the nearest the robot knows it by
             return close, "kind"
-        return [], ""
+        return self._by_head(words, ids), "kind"
+
+    def _by_head(self, words: list[str], ids: list[str]) -> list[str]:
+        """The last resort for a plain phrase: what its own words name by WordNet. The same sense
+        as what a type holds or is made of ("a serviette": the napkin stack); and for a phrase whose
+        modifiers nothing here has ("the change tray", "the little brass bell", "the cast iron
+        pot"), the types with its head noun (the coin tray) or of its head's kind (the teapot).
+        Nothing when the whole phrase is a kind WordNet knows ("the wine glass" is no tumbler),
+        when its modifiers name a thing other than a substance ("the contact lens case" is no
+        glasses case), nor for a container whose contents it names ("the bottle of ear cleaner")."""
+        if not words or any(w in self.kb.function_words for w in words):
+            return []
+        lex = load_lexicon()
+        same = [i for i in ids if len(type_words(i)) > 1 and lex.names_a_kind_of(type_words(i)[:-1], words, steps=0)]
+        if same or len(words) < 2 or lex.senses(words, whole=True):
+            return same
+        named = lex.senses(words[:-1])
+        if named and (words[-1] in self.kb.container_heads or not lex.is_a(words[:-1], ["substance"])):
+            return []
+        head = words[-1]
+        hits = [i for i in ids if (type_words(i) or [""])[-1] == head]
+        return hits or [i for i in ids if lex.is_a(type_words(i), [head])]
 
     def _is_a(self, i: str, words: list[str], close: bool = False) -> bool | None:
         """Whether WordNet says the id's type is a kind of what a plain noun phrase names ("the
@@ -512,8 +536,11 @@ class Grounder:
     def _colour_filter(self, cands: list[str], st) -> tuple[list[str] | None, bool, list[str]]:
         """(candidates of the colour, still waiting, why the others are not): the colour perception
         measured (get_obj_properties "colour"); a near colour (colour_names.yaml) counts only when
-        no candidate has the colour itself."""
+        no candidate has the colour itself. A shade of the colour survey ("mauve", "celadon") is
+        compared with the measured RGB itself, when every candidate reports one: the candidates
+        nearest to the shade (within SHADE_MARGIN of the nearest), if that is near enough."""
         seen: dict[str, str | None] = {}
+        rgb: dict[str, list[float]] = {}
         waiting = False
         for c in cands:
             a = self.obs.get("get_obj_properties", c)
@@ -521,11 +548,24 @@ class Grounder:
             entry = entry_for(a.data, "object", c) if a.ok else None
             colour = entry.get("colour") if isinstance(entry, dict) else None
             seen[c] = colour if isinstance(colour, str) and colour else None
+            v = entry.get("rgb") if isinstance(entry, dict) else None
+            if isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in v):
+                rgb[c] = v
         if waiting:
             return None, True, []
         if all(v is None for v in seen.values()):
             self.notes.append(f"no colour is reported for {join_ids(cands)}, so '{st.word}' was not checked")
             return None, False, []
+        shade = self.kb.colour_shades.get((st.word.split() or [""])[-1])
+        if shade is not None and len(rgb) == len(cands):
+            cost = {c: colour_cost(rgb[c], shade) for c in cands}
+            best = min(cost.values())
+            near = [c for c in cands if best <= SHADE_MAX and cost[c] <= best + SHADE_MARGIN]
+            keep = near if st.value else [c for c in cands if c not in near]
+            word = st.word.split()[-1]
+            why = [f"{c} is {seen[c] or 'of another colour'}, not {word}" if st.value else f"{c} is {word}"
+                   for c in cands if c not in keep]
+            return keep, False, why
         if st.value:
             keep = [c for c in cands if seen[c] == st.colour]
             if not keep:

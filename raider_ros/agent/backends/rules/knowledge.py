@@ -140,6 +140,7 @@ class Knowledge:
     not_again_verbs: frozenset[str] = field(default_factory=frozenset)   # "remove" is no move again
     tail_leads: frozenset[str] = field(default_factory=frozenset)   # "switch it off for now": the rest is no object
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
+    colour_shades: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # survey word -> its RGB
 
     def other_names(self, name: str) -> list[list[str]]:
         """The other names a type's description gives ("...; also called a torch"): word lists."""
@@ -408,7 +409,7 @@ def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = fr
     survey's colour names of ``more`` (colour_words.yaml: word -> one of the table's colours), but
     never a word that names a kind of object ("the butter dish", "the wine glass")."""
     if not path.is_file():
-        return {"colour_words": {}, "colour_near": {}}
+        return {"colour_words": {}, "colour_near": {}, "colour_shades": {}}
     table = _read(path).get("colours")
     if not isinstance(table, dict):
         raise KnowledgeError(f"{path}: colours: expected a mapping")
@@ -422,13 +423,22 @@ def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = fr
     extra = (_read(more).get("colour_words") or {}) if more is not None and more.is_file() else {}
     if not isinstance(extra, dict):
         raise KnowledgeError(f"{more}: colour_words: expected a mapping of word -> colour")
+    basic = set(words)
     for w, c in extra.items():
         w, c = str(w).lower(), str(c)
         if c not in near:
             raise KnowledgeError(f"{more}: colour_words.{w}: {c!r} is not a colour of {path.name}")
         if w not in nouns and singular(w) not in nouns:
             words.setdefault(w, c)
-    return {"colour_words": words, "colour_near": near}
+    rgb = (_read(more).get("colour_rgb") or {}) if more is not None and more.is_file() else {}
+    shades: dict[str, tuple[float, float, float]] = {}
+    for w, v in (rgb.items() if isinstance(rgb, dict) else ()):
+        w = str(w).lower()
+        if not (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in v)):
+            raise KnowledgeError(f"{more}: colour_rgb.{w}: expected three numbers in 0..1, got {v!r}")
+        if w in words and w not in basic:     # "mauve", "celadon": a shade of its own
+            shades[w] = (float(v[0]), float(v[1]), float(v[2]))
+    return {"colour_words": words, "colour_near": near, "colour_shades": shades}
 
 
 def _descriptions(path: Path) -> dict[str, str]:

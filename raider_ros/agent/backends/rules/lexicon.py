@@ -27,12 +27,18 @@ class Lexicon:
         ``whole``: of all the words or none (a phrase's modifiers must not be dropped)."""
         words = [w.lower() for w in words if w]
         if whole:
-            return self._senses.get(" ".join(words), ()) if len(words) <= MAX_WORDS else ()
+            return self._get(words) if len(words) <= MAX_WORDS else ()
         for n in range(max(0, len(words) - MAX_WORDS), len(words)):
-            s = self._senses.get(" ".join(words[n:]))
+            s = self._get(words[n:])
             if s:
                 return s
         return ()
+
+    def _get(self, words: list[str]) -> tuple[str, ...]:
+        """The senses of a lemma, or of its form in -s when a plural rule cut that off ("len":
+        lens, "thermo": thermos)."""
+        key = " ".join(words)
+        return self._senses.get(key) or (self._senses.get(key + "s", ()) if key and not key.endswith("s") else ())
 
     def ancestors(self, synset: str) -> frozenset[str]:
         got = self._anc.get(synset)

@@ -23,6 +23,7 @@ from typing import Callable
 
 from raider_ros.common.text import singular, split_words, word_key
 
+from .lexicon import load_lexicon
 from .knowledge import Knowledge
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:'[A-Za-z]+)?")
@@ -341,6 +342,8 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         neg = toks[i] in kb.negations or toks[i] == "non"
         j = i + 1 if neg else i
         colour = kb.colour_words.get(toks[j]) if j < len(toks) else None
+        if colour is not None and j > 0 and not neg and load_lexicon().senses(toks[j - 1:j + 1], whole=True):
+            colour = None                # "the ice cream scoop": the colour word ends a noun of its own
         if colour is not None and len(toks) > j + 1 and not _names_a_type(toks[j:j + 2], kb):
             if toks[j + 1] not in kb.colour_words:      # "dark blue", "blue green": the last one counts
                 states.append(StateQual("colour", not neg, " ".join(toks[i:j + 1]), colour=colour))
@@ -348,6 +351,11 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             continue
         sw = next((s for s in kb.states if _at(toks, j, s.phrase)
                    and not (len(s.phrase) == 1 and s.phrase[0] in kb.predicate_only_states)), None)
+        if sw is None and j < len(toks) and toks[j].startswith("un") and len(toks[j]) > 4:
+            # "the unlit lantern", "the unopened jar": un- before a state word says its opposite
+            sw = next((s for s in kb.states if s.phrase == (toks[j][2:],)
+                       and s.phrase[0] not in kb.predicate_only_states), None)
+            neg = neg != (sw is not None)
         if sw is not None and i > 0 and toks[i - 1] == "to":
             sw = None                    # "something to cut with": a verb, not a state
         if sw is not None and (len(toks) > j + len(sw.phrase) or len(toks) == 1 or neg):
@@ -651,6 +659,10 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             continue
         if any(f == tuple(toks) for f in kb.trail_fillers + kb.lead_fillers):
             continue                     # "..., please, ..."
+        if len(toks) > 2 and toks[0] in dets and singular(toks[1]) in kb.person_words | kb.role_nouns \
+                and (toks[2] in _AUX or toks[2] not in kb.function_words) \
+                and not any(_at(toks, 2, r.phrase) for r in kb.relations):
+            continue                     # "... - the teller wants some water": a person as the subject
         if len(toks) > 2 and toks[1] in _AUX and toks[0] not in dets and not _starts_request(part, kb):
             continue                     # "..., people will be wanting tea": a clause of its own
         keep.append(part)
@@ -679,8 +691,8 @@ def _indirect(q: str, kb: Knowledge) -> str:
     first_o = _expand_contractions(query_words(parts[0]), kb)
     first = [t.lower() for t in first_o]
     first, first_o = _strip_lead(first, first_o, kb.lead_fillers)
-    if not first or any(_at(first, 0, p) for p, _ in phrases):
-        return q                         # the first part is itself a request
+    if not first or any(_at(first, 0, p) and p[0] not in kb.subject_pronouns for p, _ in phrases):
+        return q                         # the first part is itself a request ("I'd like" is not)
     dets = {d[0] for d in kb.determiners if len(d) == 1}
     # where the object starts: a determiner, or an indefinite head ("something to cut the bread with")
     d = next((k for k, t in enumerate(first) if t in dets or (t in _INDEFINITE and k + 1 < len(first))), None)
@@ -764,9 +776,15 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
         if action is not None and len(body_t) > 1 and body_t[0] in kb.particles \
-                and body_t[0] not in kb.result_states and not any(_at(body_t, 0, r.phrase) for r in kb.relations):
-            body_t, body_o = body_t[1:], body_o[1:]      # "open up the box": the particle adds nothing
+                and body_t[0] not in kb.result_states and (
+                    not any(_at(body_t, 0, r.phrase) for r in kb.relations)
+                    or (action != "place" and body_t[1] in _single_determiners(kb))):
+            # "open up the box": the particle adds nothing; "bring over the bottle": a relation
+            # needs an object before it, none stands before the particle
+            body_t, body_o = body_t[1:], body_o[1:]
 
+    if action == "pick" and _goes_to_someone(body_t, body_o, kb):
+        action = "handover"              # "take the coin tray over to the client"
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
     if action is not None and verb:
@@ -817,6 +835,25 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if src is not None:
             pq.args["source"] = src.ref
     return pq
+
+
+def _goes_to_someone(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
+    """"take the coin tray over to the client", "take this whistle to Aisha Bello": what is taken
+    goes to a person (a pronoun, a person or role noun, a capitalised name after "to")."""
+    dets = _single_determiners(kb)
+    for i in range(1, len(toks) - 1):
+        if toks[i] not in kb.handover_prepositions or toks[i] != "to":
+            continue
+        rest_t, rest_o = toks[i + 1:], orig[i + 1:]
+        k = 1 if rest_t[0] in dets and len(rest_t) > 1 else 0
+        if (len(rest_t) == 1 and rest_t[0] in kb.person_pronouns) or (k == 0 and rest_o[0][:1].isupper()) \
+                or any(singular(w) in kb.person_words or singular(w) in kb.role_nouns for w in rest_t[k:]):
+            return True
+    return False
+
+
+def _single_determiners(kb: Knowledge) -> set[str]:
+    return {d[0] for d in kb.determiners if len(d) == 1}
 
 
 def _verb_bases(word: str) -> list[str]:
