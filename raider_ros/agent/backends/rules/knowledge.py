@@ -420,7 +420,8 @@ def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = fr
         for w in spec.get("words") or [name]:
             words.setdefault(str(w).lower(), str(name))
         near[str(name)] = frozenset(str(n) for n in spec.get("near") or [])
-    extra = (_read(more).get("colour_words") or {}) if more is not None and more.is_file() else {}
+    survey = _read(more) if more is not None and more.is_file() else {}
+    extra = survey.get("colour_words") or {}
     if not isinstance(extra, dict):
         raise KnowledgeError(f"{more}: colour_words: expected a mapping of word -> colour")
     basic = set(words)
@@ -430,7 +431,7 @@ def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = fr
             raise KnowledgeError(f"{more}: colour_words.{w}: {c!r} is not a colour of {path.name}")
         if w not in nouns and singular(w) not in nouns:
             words.setdefault(w, c)
-    rgb = (_read(more).get("colour_rgb") or {}) if more is not None and more.is_file() else {}
+    rgb = survey.get("colour_rgb") or {}
     shades: dict[str, tuple[float, float, float]] = {}
     for w, v in (rgb.items() if isinstance(rgb, dict) else ()):
         w = str(w).lower()

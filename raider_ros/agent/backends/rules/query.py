@@ -217,7 +217,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         i += 1
 
     # "something to cut the bread with": what it is for is the verb; its object names no type
-    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    dets = _single_determiners(kb)
     k = next((k for k in range(1, len(toks) - 2) if toks[k] == "to" and toks[k - 1] in kb.function_words
               and toks[k + 2] in dets), None)
     if k is not None:
@@ -600,7 +600,7 @@ def _pddl_like(q: str, kb: Knowledge) -> ParsedQuery | None:
     if len(toks) < 2:
         return None
     low = [t.lower() for t in toks]
-    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    dets = _single_determiners(kb)
     if any(t in dets for t in low):
         return None
     for n in (2, 1):
@@ -630,7 +630,7 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
     parts = [p.strip() for p in _PART_BREAK.split(q) if p.strip()]
     if len(parts) < 2:
         return q, []
-    dets = {d[0] for d in kb.determiners if len(d) == 1} | {"one"}
+    dets = _single_determiners(kb) | {"one"}
     keep, clar = [parts[0]], []
     first = [t.lower() for t in query_words(parts[0])]
     if (any(_at(first, 0, p) for p in kb.remark_leads) or not _starts_request(parts[0], kb)) \
@@ -693,7 +693,7 @@ def _indirect(q: str, kb: Knowledge) -> str:
     first, first_o = _strip_lead(first, first_o, kb.lead_fillers)
     if not first or any(_at(first, 0, p) and p[0] not in kb.subject_pronouns for p, _ in phrases):
         return q                         # the first part is itself a request ("I'd like" is not)
-    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    dets = _single_determiners(kb)
     # where the object starts: a determiner, or an indefinite head ("something to cut the bread with")
     d = next((k for k, t in enumerate(first) if t in dets or (t in _INDEFINITE and k + 1 < len(first))), None)
     if d is None or d == len(first) - 1:
@@ -842,8 +842,9 @@ def _goes_to_someone(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
     goes to a person (a pronoun, a person or role noun, a capitalised name after "to")."""
     dets = _single_determiners(kb)
     for i in range(1, len(toks) - 1):
-        if toks[i] not in kb.handover_prepositions or toks[i] != "to":
-            continue
+        if toks[i] != "to" or any(_at(toks, j, r.phrase) and i < j + len(r.phrase)
+                                  for j in range(max(0, i - 3), i + 1) for r in kb.relations):
+            continue                     # "next to me", "to the left of the customer": a relation
         rest_t, rest_o = toks[i + 1:], orig[i + 1:]
         k = 1 if rest_t[0] in dets and len(rest_t) > 1 else 0
         if (len(rest_t) == 1 and rest_t[0] in kb.person_pronouns) or (k == 0 and rest_o[0][:1].isupper()) \
@@ -853,6 +854,7 @@ def _goes_to_someone(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
 
 
 def _single_determiners(kb: Knowledge) -> set[str]:
+    """The one-word determiners of language.yaml ("the", "this", "my")."""
     return {d[0] for d in kb.determiners if len(d) == 1}
 
 
@@ -886,7 +888,7 @@ def _result_action(toks: list[str], kb: Knowledge) -> str | None:
     if toks[-2] in ("is", "are", "was", "be", "been", "that's") or toks[-2] in kb.state_adverbs or \
             any(len(s.phrase) > 1 and tuple(toks[-len(s.phrase):]) == s.phrase for s in kb.states):
         return None                      # "grab whatever is switched on": a state, not a result
-    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    dets = _single_determiners(kb)
     if toks[0] in dets or toks[1] in kb.particles:
         return None
     own = kb.action_for_verb(toks[0])
@@ -956,7 +958,7 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
     """"give the medicine to Adriana", "give me the apple", "hand Adriana the medicine"."""
     if len(toks) > 1 and toks[0] in kb.person_pronouns:
         return [orig[1:], orig[:1]]
-    dets = {d[0] for d in kb.determiners if len(d) == 1}
+    dets = _single_determiners(kb)
     k = 1 if toks and toks[0] in dets else 0
     if len(toks) > k + 1 and (singular(toks[k]) in kb.person_words or singular(toks[k]) in kb.role_nouns) \
             and toks[k + 1] in dets:
@@ -984,7 +986,7 @@ def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
         lead = next((p for p in kb.identity_leads if _at(toks, 0, p)), None)
         if lead is not None and len(toks) > len(lead):
             name = toks[len(lead)]
-            dets = {d[0] for d in kb.determiners if len(d) == 1}
+            dets = _single_determiners(kb)
             if name not in dets and kb.category_of([name]) is None and name not in kb.person_words:
                 pq.person_hint = name
                 continue
