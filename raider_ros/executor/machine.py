@@ -125,6 +125,9 @@ class ExecutorConfig:
     say_on_abort: bool = True
     safety_timeout_s: float = 5.0               # longest wait for one answer of the safety monitor
     max_safety_replans: int = 3                 # corrective re-prompts per step before stopping
+    # what serves each port (e.g. {"skill": "the execute_skill action server"}): a port that does
+    # not answer in time is named by it in the abort reason
+    port_names: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -610,11 +613,13 @@ class Executor:
         """Call a port, counting it. ``timeout`` None: call inline (fast ports). Otherwise in
         a worker thread, so a port that hangs or ignores cancel cannot hang the executor."""
         self._calls[port] += 1
+        served_by = self.config.port_names.get(port)
+        label = f"the {port} port ({served_by})" if served_by else f"the {port} port"
         if timeout is None:
             try:
                 return fn(*args)
             except Exception as exc:  # noqa: BLE001 - a port's failure becomes a reason
-                raise _PortFailed(port, f"the {port} port failed: {type(exc).__name__}: {exc}", exc) from None
+                raise _PortFailed(port, f"{label} failed: {type(exc).__name__}: {exc}", exc) from None
         box: dict[str, Any] = {}
         done = threading.Event()
 
@@ -634,10 +639,10 @@ class Executor:
             if cancel_deadline is None and self._cancel.is_set():
                 cancel_deadline = now + self.config.cancel_grace_s
             if cancel_deadline is not None and now > cancel_deadline and step is not None:
-                raise _Stop("cancelled", f"cancelled at step {step.index + 1} {step} (the {port} port did not "
+                raise _Stop("cancelled", f"cancelled at step {step.index + 1} {step} ({label} did not "
                                          f"stop within {self.config.cancel_grace_s:g} s)")
             if now > deadline:
-                reason = f"the {port} port did not answer within {timeout:g} s"
+                reason = f"{label} did not answer within {timeout:g} s"
                 if step is not None and port in ("detect", "skill", "ask", "holding", "plan_recovery"):
                     raise _Stop("aborted", f"step {step.index + 1} {step}: {reason}")
                 raise _PortFailed(port, reason)
@@ -645,7 +650,7 @@ class Executor:
             exc = box["error"]
             if port == "plan_recovery" and isinstance(exc, PlanError):
                 raise _PortFailed(port, str(exc), exc)
-            reason = f"the {port} port failed: {type(exc).__name__}: {exc}"
+            reason = f"{label} failed: {type(exc).__name__}: {exc}"
             if step is not None and port in ("detect", "skill", "ask", "holding", "plan_recovery"):
                 raise _Stop("aborted", f"step {step.index + 1} {step}: {reason}")
             raise _PortFailed(port, reason, exc)

@@ -58,6 +58,10 @@ from raider_ros.srv import Ask, DetectIssue, MemoryLearn, MemoryPlanTask, PlanRe
 from raider_ros.state_qa.summarizers import summarize_executor
 from raider_ros.state_qa.trackers import ExecutionTracker
 
+# who serves each of the executor's ports: a port that does not answer is named by it
+PORT_NAMES = {"detect": "the detect_issue service", "plan_recovery": "the plan_recovery service",
+              "skill": "the execute_skill action server", "ask": "the human/ask service"}
+
 PARAMS = (
     Param("max_recovery_attempts", 3, "Recoveries tried per step before the task is aborted"),
     Param("detect_timeout_s", 60.0, "Longest wait for one issue check [s]"),
@@ -245,7 +249,8 @@ class PlanExecutorNode(Node):
                                     skill_timeout_s=self.p["skill_timeout_s"], ask_timeout_s=self.p["ask_timeout_s"],
                                     aliases=self.aliases, initial_holding=self.holding,
                                     safety_timeout_s=self.p["safety_timeout_s"],
-                                    max_safety_replans=self.p["max_safety_replans"])
+                                    max_safety_replans=self.p["max_safety_replans"],
+                                    port_names=PORT_NAMES)
             cancel = _GoalCancel(goal_handle)
             recorder = self._recorder(req) if self._goal else None
             if recorder is not None:

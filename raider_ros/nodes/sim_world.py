@@ -7,12 +7,14 @@ with the same stamps, the base laser's sensor_msgs/LaserScan on ``scan`` (frame
 raider_ros/sim/scan.py) and that frame's pose in the world on ``scan/pose``; the robot state
 on ``robot_state``. Serves ``sim/load_scene``, ``sim/apply_setup``,
 ``sim/get_ground_truth`` and the ``execute_skill`` action. A thin adapter over
-:class:`raider_ros.sim.world.SimWorld`.
+:class:`raider_ros.sim.world.SimWorld`. World versions count on from the node's start time in
+milliseconds, so a restarted simulator never publishes a version below one it published before.
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -67,9 +69,12 @@ class SimWorldNode(Node):
                                range_max_m=self.p["scan_range_max_m"])
         except ValueError as exc:
             raise StartupError(self.get_name(), f"base laser parameters: {exc}") from None
+        # versions count on from the start time (ms): a restarted simulator's versions stay above
+        # the ones it published before, which the scene graph and the checks compare against
         self.world = SimWorld(skill_duration_s=self.p["skill_duration_s"],
                               handover_distance_m=self.p["handover_distance_m"],
-                              approach_standoff_m=self.p["approach_standoff_m"], laser=laser)
+                              approach_standoff_m=self.p["approach_standoff_m"], laser=laser,
+                              first_version=time.time_ns() // 1_000_000)
         try:
             self.world.load(load_scene(resolve_scene(self.p["scene"])))
         except SceneError as exc:

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# what raider_ros.ros.spin.run_node logs once a node is built and spins: "spinning (pid N)"
+SPINNING = "spinning"
+
 
 def executable_path(name: str) -> Path:
     from ament_index_python.packages import get_package_prefix
@@ -90,7 +93,7 @@ class NodeGraph:
         log = open(log_path, "wb")  # noqa: SIM115 - owned by the process record
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
                                 start_new_session=True)
-        node = NodeProcess(name, proc, log_path, {"log": log, "cmd": cmd})
+        node = NodeProcess(name, proc, log_path, {"log": log, "cmd": cmd, "log_from": 0})
         self.nodes[name] = node
         return node
 
@@ -117,11 +120,32 @@ class NodeGraph:
             self.nodes.pop(name, None)
             old.extra["log"].close()
         log = open(old.log_path, "ab")  # noqa: SIM115 - owned by the process record
+        log_from = log.tell()
         proc = subprocess.Popen(old.extra["cmd"], stdout=log, stderr=subprocess.STDOUT, env=self.env,
                                 start_new_session=True)
-        node = NodeProcess(name, proc, old.log_path, {"log": log, "cmd": old.extra["cmd"]})
+        node = NodeProcess(name, proc, old.log_path, {"log": log, "cmd": old.extra["cmd"], "log_from": log_from})
         self.nodes[name] = node
         return node
+
+    def wait_up(self, name: str, timeout: float = 60.0) -> None:
+        """Wait until the node's current process has built its node and spins (its log says so).
+        After a SIGKILL, DDS lists the dead node and its services for a while (until its lease
+        runs out): the graph's names cannot tell a restarted node from the dead one."""
+        n = self.nodes[name]
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                with open(n.log_path, "rb") as f:
+                    f.seek(n.extra.get("log_from", 0))
+                    if f"{SPINNING} (pid ".encode() in f.read():
+                        return
+            except OSError:
+                pass
+            if not n.alive():
+                raise RuntimeError(f"node {name} exited with status {n.process.returncode}:\n{n.log_tail()}")
+            if time.monotonic() > end:
+                raise TimeoutError(f"node {name} did not start within {timeout:.0f} s:\n{n.log_tail()}")
+            time.sleep(0.1)
 
     def check_alive(self) -> None:
         for n in self.nodes.values():

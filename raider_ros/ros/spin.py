@@ -1,12 +1,15 @@
 """``run_node``: the body of every node's main()."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Callable
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+
+from raider_ros.ros.graph import SPINNING
 
 
 def run_node(factory: Callable[[], "rclpy.node.Node"], args=None, threads: int = 4) -> int:
@@ -28,6 +31,8 @@ def run_node(factory: Callable[[], "rclpy.node.Node"], args=None, threads: int =
         node = factory()
         executor = MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
+        # the line NodeGraph.wait_up looks for: this process's node is built and serving
+        node.get_logger().info(f"{SPINNING} (pid {os.getpid()})")
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -51,13 +51,16 @@ def empty_scene() -> Scene:
 class SimWorld:
     def __init__(self, scene: Scene | Mapping[str, Any] | None = None, *, skill_duration_s: float = 0.0,
                  handover_distance_m: float = 0.5, approach_standoff_m: float = 0.45,
-                 skill_steps: int = 10, renderer: Renderer | None = None, laser: LaserModel | None = None):
+                 skill_steps: int = 10, renderer: Renderer | None = None, laser: LaserModel | None = None,
+                 first_version: int = 0):
         for name, value in (("skill_duration_s", skill_duration_s), ("handover_distance_m", handover_distance_m),
                             ("approach_standoff_m", approach_standoff_m)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
                 raise ValueError(f"SimWorld: {name} must be a finite number >= 0, got {value!r}")
         if isinstance(skill_steps, bool) or not isinstance(skill_steps, int) or skill_steps < 1:
             raise ValueError(f"SimWorld: skill_steps must be an integer >= 1, got {skill_steps!r}")
+        if isinstance(first_version, bool) or not isinstance(first_version, int) or first_version < 0:
+            raise ValueError(f"SimWorld: first_version must be an integer >= 0, got {first_version!r}")
         self.skill_duration_s = float(skill_duration_s)
         self.skill_steps = skill_steps
         self.params = SkillParams(approach_standoff_m=float(approach_standoff_m),
@@ -66,7 +69,7 @@ class SimWorld:
         self.laser = laser or LaserModel()
         self._lock = threading.RLock()
         self._scene = self._base = empty_scene()
-        self._version = 0
+        self._version = first_version      # the empty world's; every change adds one
         self._frame: Frame | None = None
         self._scan: ScanData | None = None
         if scene is not None:

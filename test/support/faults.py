@@ -76,8 +76,10 @@ FAULTS: list[Fault] = [
 
 
 def wait_ready(client, fault: Fault, timeout_s: float = 120.0) -> None:
-    """After a restart: the node is in the graph again and its services answer discovery."""
+    """After a restart: the new process spins (its log says so: DDS still lists a SIGKILLed node
+    and its services until its lease runs out), and the node and its services are in the graph."""
     end = time.monotonic() + timeout_s
+    client.graph.wait_up(fault.node, timeout_s)
     while fault.node not in client.node.get_node_names():
         if time.monotonic() > end:
             raise TimeoutError(f"{fault.node} did not come back within {timeout_s:.0f} s")

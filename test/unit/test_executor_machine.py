@@ -293,6 +293,15 @@ def test_skill_port_that_hangs_times_out():
     assert out.status == "aborted" and "the skill port did not answer within 0.2 s" in out.reason
 
 
+def test_a_port_that_hangs_is_named_by_what_serves_it():
+    # a SIGKILLed server still looks alive to DDS for a while: the reason must name it
+    w = World(skills={"move_to": [lambda c: (time.sleep(2), (True, ""))[1]]})
+    names = {"skill": "the execute_skill action server", "detect": "the detect_issue service"}
+    out = run(w, config=ExecutorConfig(skill_timeout_s=0.2, cancel_grace_s=0.3, port_names=names))
+    assert out.status == "aborted"
+    assert "the skill port (the execute_skill action server) did not answer within 0.2 s" in out.reason
+
+
 def test_skill_port_with_a_malformed_answer():
     w = World(skills={"move_to": ["yes"]})
     out = run(w)
