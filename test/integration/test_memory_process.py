@@ -75,6 +75,7 @@ def test_a_lesson_survives_sigkill_right_after_memory_learn_answered(tmp_path):
             graph.stop("memory")
 
             graph.start("memory", {"database": str(db)})
+            graph.wait_up("memory", T)       # DDS still lists the killed process's services for a while
             lessons = call(client, MemoryList, "memory/list", MemoryList.Request(kind="lesson"))
             assert lessons.learning and [e.id for e in lessons.episodes] == list(learned.ids)
             assert lessons.episodes[0].feedback == CORRECTION
