@@ -153,3 +153,33 @@ def test_a_kind_grounds_where_no_name_or_category_does(kb):
     ids = ["Pen_1", "Pencil_1", "Stapler_1"]
     np = parse_query("Could you grab the biro for me?", "", kb).args["object"]
     assert g.match_name(np, ids) == (["Pen_1"], "kind")
+
+
+@pytest.mark.parametrize("type_words, phrase, expected", [
+    (["flashlight"], ["torch"], True),          # torch, third sense
+    (["sweater"], ["jumper"], True),
+    (["washcloth"], ["flannel"], True),
+    (["eraser"], ["rubber"], True),             # a rubber eraser, a kind of eraser
+    (["candle"], ["torch"], False),
+    (["mug"], ["cup"], False),
+    (["pen"], ["pencil"], False),
+    (["sweater"], ["zorblax"], False),
+])
+def test_a_phrase_in_any_of_its_senses_may_be_a_synonym_of_the_type(lex, type_words, phrase, expected):
+    assert lex.shares_a_sense(type_words, phrase) is expected
+
+
+def test_a_synonym_in_a_later_sense_grounds_where_nothing_more_frequent_does(kb):
+    if not embedding.warm_up():
+        pytest.fail(f"the packaged embedding model does not load: {embedding.unavailable_reason()}")
+    ids = ["Flashlight_1", "Candle_1", "Matchbox_1"]
+    g = _grounder(kb, ids, {})
+    np = parse_query("Hand me the torch", "", kb).args["object"]
+    assert g.match_name(np, ids)[0] == ["Flashlight_1"]
+    np = parse_query("Pick up the stapler", "", kb).args["object"]
+    assert g.match_name(np, ids)[0] == []       # a thing nothing here is
+
+
+def test_a_synonym_needs_the_whole_type_name(lex):
+    # "stamp" in a later sense is a stamping machine, a machine; a card machine is no such thing
+    assert lex.shares_a_sense(["card", "machine"], ["stamp"]) is False

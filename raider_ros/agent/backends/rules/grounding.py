@@ -37,6 +37,8 @@ CLEAR_MARGIN = 0.15              # ... and this far ahead of every other type in
 CATEGORY_SCORE = 0.55            # the same score for a type the categories do not list to belong to a category
 SHADE_MAX = 0.35                 # a survey shade names a measured colour at most this far (common/colour.py)
 SHADE_MARGIN = 0.10              # ... and every candidate within this of the nearest
+REF_SCORE = 0.40                 # a reference no name grounds: the kind closest in meaning, at least this
+REF_MARGIN = 0.08                # ... and this far ahead of every other kind in view
 TIE_M = 0.01                     # distances this close are a tie for "closest"
 
 
@@ -205,6 +207,11 @@ class Grounder:
         close = [i for i in ids if self._is_a(i, words, close=True)]
         if close:                        # "the biro": a kind of pen, the nearest the robot knows it by
             return close, "kind"
+        if words and not any(w in self.kb.function_words for w in words):
+            lex = load_lexicon()         # "the torch": a flashlight, in the word's third sense
+            same = [i for i in ids if lex.shares_a_sense(type_words(i), words)]
+            if same:
+                return same, "kind"
         return self._by_head(words, ids), "kind"
 
     def _by_head(self, words: list[str], ids: list[str]) -> list[str]:
@@ -314,6 +321,13 @@ class Grounder:
                 if note not in self.notes:
                     self.notes.append(note)
                 continue
+            if ref.status == "none" and self._plain(q.ref):
+                loose = self._loose_ref(q.ref, cands)
+                if loose:                # "the lemon next to the hotplate": the griddle, by meaning
+                    ref = Grounding.of(loose, how="embedding")
+                    note = f"\"{q.ref.raw}\" was taken to be {join_ids(loose, 'or')}, the closest in meaning"
+                    if note not in self.notes:
+                        self.notes.append(note)
             if ref.status == "none":
                 return Grounding("none", base=base, how=how, missing_ref=q.ref, reasons=ref.reasons)
             keep, waiting = self._relation_filter(cands, q.relations, ref.ids, q.inverse)
@@ -410,6 +424,27 @@ class Grounder:
             g.state_only = True
             g.base = before_states
         return g
+
+    def _plain(self, ref: NP) -> bool:
+        """A reference that is a plain noun phrase: no qualifier of its own, not a person."""
+        return not ref.quals and bool(ref.words) and not self.is_personish(ref)
+
+    def _loose_ref(self, ref: NP, cands: list[str]) -> list[str]:
+        """A reference no name grounds ("next to the hotplate", "right of the cleaning tank"),
+        read as a person would: the one kind of object in view, other than the candidates, that
+        comes clearly closest in meaning (REF_SCORE, REF_MARGIN). The relation is still checked."""
+        others = [i for i in self.pool.objects if i not in cands]
+        scores = self.meaning_scores(ref.words, others)
+        if not scores:
+            return []
+        by_type: dict[str, float] = {}
+        for i, s in scores:
+            by_type[type_key(i)] = s
+        ranked = sorted(by_type.values(), reverse=True)
+        top, second = ranked[0], (ranked[1] if len(ranked) > 1 else 0.0)
+        if top < REF_SCORE or top - second < REF_MARGIN:
+            return []
+        return [i for i, s in scores if s == top]
 
     def _clause_state(self, np: NP) -> StateQual | None:
         """The state a clause no qualifier reads says: a state word in it ("that got dirty at

@@ -18,8 +18,9 @@ MAX_WORDS = 3
 
 
 class Lexicon:
-    def __init__(self, senses: dict[str, tuple[str, ...]], hypernyms: dict[str, tuple[str, ...]]):
-        self._senses, self._up = senses, hypernyms
+    def __init__(self, senses: dict[str, tuple[str, ...]], hypernyms: dict[str, tuple[str, ...]],
+                 later: dict[str, tuple[str, ...]] | None = None):
+        self._senses, self._up, self._later = senses, hypernyms, later or {}
         self._anc: dict[str, frozenset[str]] = {}
 
     def senses(self, words: list[str], whole: bool = False) -> tuple[str, ...]:
@@ -69,6 +70,20 @@ class Lexicon:
         senses = self.senses(type_words)
         return bool(kind and senses) and any(s in self.near_kinds(kind[0], steps) for s in senses)
 
+    def shares_a_sense(self, type_words: list[str], phrase_words: list[str], steps: int = 1) -> bool:
+        """Whether the whole phrase, in any of its senses, names the type's sense or a kind just
+        under it ("torch", third sense: a flashlight; "jumper": a sweater; "rubber": a rubber
+        eraser, an eraser): a synonym, for a phrase nothing more frequent links to anything here.
+        The type must be a lemma WordNet knows whole."""
+        words = [w.lower() for w in phrase_words if w]
+        if not words or len(words) > MAX_WORDS:
+            return False
+        key = " ".join(words)
+        every = self._get(words) + self._later.get(key, ()) + \
+            (self._later.get(key + "s", ()) if not key.endswith("s") else ())
+        senses = set(self.senses(type_words, whole=True))     # "card machine" is no machine here
+        return bool(senses) and any(senses & self.near_kinds(s, steps) for s in every)
+
     def is_a(self, type_words: list[str], phrase_words: list[str]) -> bool | None:
         """Whether a type ("spanner", "compost bag": the longest tail WordNet knows) is a kind of
         what the whole phrase names ("tool"; not "bag of tulip bulbs" by its head alone); None when
@@ -86,15 +101,17 @@ def load_lexicon(path: str | None = None) -> Lexicon:
     p = data_dir() / "knowledge" / "wordnet_nouns.tsv.gz" if path is None else path
     senses: dict[str, tuple[str, ...]] = {}
     up: dict[str, tuple[str, ...]] = {}
+    later: dict[str, tuple[str, ...]] = {}
+    tables = {"L": senses, "S": up, "A": later}
     try:
         with gzip.open(p, "rt", encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 if line.startswith("#") or not line.strip():
                     continue
                 parts = line.rstrip("\n").split("\t")
-                if len(parts) != 3 or parts[0] not in ("L", "S"):
-                    raise ValueError(f"{p}:{n}: expected 'L|S<TAB>key<TAB>synsets', got {line.strip()[:60]!r}")
-                (senses if parts[0] == "L" else up)[parts[1]] = tuple(parts[2].split(","))
+                if len(parts) != 3 or parts[0] not in tables:
+                    raise ValueError(f"{p}:{n}: expected 'L|A|S<TAB>key<TAB>synsets', got {line.strip()[:60]!r}")
+                tables[parts[0]][parts[1]] = tuple(parts[2].split(","))
     except FileNotFoundError:
         pass
-    return Lexicon(senses, up)
+    return Lexicon(senses, up, later)

@@ -677,7 +677,7 @@ def _starts_request(part: str, kb: Knowledge) -> bool:
         (len(toks) > 2 and toks[0] in kb.split_verbs and any(t in kb.split_verbs[toks[0]] for t in toks[1:]))
 
 
-_PRONOUN_OBJECTS = ("it", "them", "one", "that", "this")
+_PRONOUN_OBJECTS = ("it", "them", "one", "that", "this", "those", "these")
 _INDEFINITE = ("something", "anything")
 
 
@@ -705,9 +705,13 @@ def _indirect(q: str, kb: Knowledge) -> str:
         hit = next((p for p, _ in phrases if _at(toks, 0, p)), None)
         if hit is None and len(toks) > 2 and toks[0] in kb.split_verbs and toks[2] in kb.split_verbs[toks[0]]:
             hit = (toks[0],)             # "turn it off": the particle stays after the object
-        if hit is None or len(toks) <= len(hit) or toks[len(hit)] not in _PRONOUN_OBJECTS:
+        if hit is None or len(toks) <= len(hit):
             continue
         n = len(hit)
+        if toks[n] in kb.user_words and len(toks) > n + 1 and toks[n + 1] in _PRONOUN_OBJECTS:
+            n += 1                       # "get me those": the pronoun after the one it is for
+        elif toks[n] not in _PRONOUN_OBJECTS:
+            continue
         obj = first_o[d:]
         a = next((k for k in range(2, len(obj)) if obj[k].lower() in _AUX), None)
         if a is not None and obj[a - 1].lower() not in _RELATIVE:
