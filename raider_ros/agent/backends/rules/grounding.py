@@ -199,6 +199,13 @@ class Grounder:
                 hits = [i for i, s in scores if s >= floor]
             if not hits and top >= CLEAR_SCORE and top - second >= CLEAR_MARGIN and not own_kind:
                 hits = [i for i, s in scores if s == top]     # one kind far ahead of every other
+            if hits and len(words) == 1:
+                # "the cheese": not the cheese knife, whose name only carries the word and which
+                # WordNet says is no cheese; and every kind of cheese in view, the brie, the gouda
+                kinds = [i for i in ids if self._is_a(i, words)]
+                if kinds:
+                    keep = [i for i in hits if not (words[0] in type_words(i)[:-1] and self._is_a(i, words) is False)]
+                    hits = keep + [i for i in kinds if i not in keep]
             if hits:
                 return hits, "embedding"
         kinds = [i for i in ids if self._is_a(i, words)]

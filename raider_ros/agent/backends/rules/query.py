@@ -760,7 +760,10 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         body_t, body_o = toks[1:-1], orig[1:-1]
     else:
         phrases = _verb_phrases(kb)
-        for i in range(len(toks)):
+        lid = _lid_move(toks[1:], kb) if toks and not kb.action_for_verb(toks[0]) else None
+        if lid is not None:              # "twist the cap off the bottle", "pop the lid back on the tin"
+            action, verb, body_t, body_o = lid, toks[0], toks[1:], orig[1:]
+        for i in range(len(toks) if lid is None else 0):
             hit = next(((p, a) for p, a in phrases if _at(toks, i, p)), None)
             if hit:
                 action, verb = hit[1], " ".join(hit[0])
@@ -793,6 +796,7 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
     if action is not None and verb:
         body_t, body_o = _inner_particle(action, verb, body_t, body_o, kb)
+    body_t, body_o = _drop_participles(body_t, body_o, kb)
     result = ""
     if action in kb.actions and (len(kb.actions[action].roles) == 1 or action == "pick"):
         single = len(kb.actions[action].roles) == 1       # for pick only idioms ("out of the way")
@@ -839,6 +843,41 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if src is not None:
             pq.args["source"] = src.ref
     return pq
+
+
+def _drop_participles(toks: list[str], orig: list[str], kb: Knowledge) -> tuple[list[str], list[str]]:
+    """"the cheese sitting next to the oatcakes", "the heater lying near the pass": a participle
+    between a noun and a relation says nothing the relation does not; dropped. Not a word that is
+    itself a thing ("the ceiling", "the string", "the wall hanging" by WordNet)."""
+    lex = load_lexicon()
+    dets = _single_determiners(kb)
+    for i in range(1, len(toks) - 1):
+        w = toks[i]
+        if not w.endswith("ing") or len(w) < 6 or toks[i - 1] in dets or toks[i - 1] in kb.function_words \
+                or lex.senses([w], whole=True):
+            continue
+        if any(_at(toks, i + 1, r.phrase) for r in kb.relations):
+            return toks[:i] + toks[i + 1:], orig[:i] + orig[i + 1:]
+    return toks, orig
+
+
+_LID_OFF = (("off",), ("from",), ("out", "of"))
+_LID_ON = (("on",), ("onto",), ("back", "on"), ("back", "onto"))
+
+
+def _lid_move(body: list[str], kb: Knowledge) -> str | None:
+    """A verb the knowledge lacks whose object is a lid, cap or cork, moved off or onto something:
+    "twist the cap off the ink bottle" reads as taking the lid off (pick, then open the bottle),
+    "pop the lid back on the tin" as putting it on (place, then close). None otherwise."""
+    dets = _single_determiners(kb)
+    k = 1 if body and body[0] in dets else 0
+    if len(body) < k + 3 or singular(body[k]) not in kb.closing_parts:
+        return None
+    if any(_at(body, k + 1, p) for p in _LID_OFF) and "pick" in kb.actions:
+        return "pick"
+    if any(_at(body, k + 1, p) for p in _LID_ON) and "place" in kb.actions:
+        return "place"
+    return None
 
 
 def _goes_to_someone(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
