@@ -31,8 +31,10 @@ def delivery_json() -> str:
     return it.to_json()
 
 
-def call(client: GraphClient, srv, name: str, request, timeout: float = T):
-    """Call, retrying while the service is not (yet, or again) there."""
+def call(client: GraphClient, srv, name: str, request, timeout: float = T, attempt_s: float = 60.0):
+    """Call, retrying while the service is not (yet, or again) there. ``attempt_s``: how long one
+    request may go unanswered before it is sent again (only for requests that may be repeated:
+    a request sent while DDS still matched the killed server is lost, not late)."""
     c = client.node.create_client(srv, name)
     end = time.monotonic() + timeout
     try:
@@ -40,7 +42,7 @@ def call(client: GraphClient, srv, name: str, request, timeout: float = T):
             if not c.wait_for_service(timeout_sec=1.0):
                 continue
             future = c.call_async(request)
-            stop = min(end, time.monotonic() + 60.0)
+            stop = min(end, time.monotonic() + attempt_s)
             while not future.done() and time.monotonic() < stop:
                 time.sleep(0.05)
             if future.done() and future.result() is not None:
@@ -76,7 +78,7 @@ def test_a_lesson_survives_sigkill_right_after_memory_learn_answered(tmp_path):
 
             graph.start("memory", {"database": str(db)})
             graph.wait_up("memory", T)       # DDS still lists the killed process's services for a while
-            lessons = call(client, MemoryList, "memory/list", MemoryList.Request(kind="lesson"))
+            lessons = call(client, MemoryList, "memory/list", MemoryList.Request(kind="lesson"), attempt_s=10.0)
             assert lessons.learning and [e.id for e in lessons.episodes] == list(learned.ids)
             assert lessons.episodes[0].feedback == CORRECTION
             after = plan(client)
