@@ -352,6 +352,18 @@ def test_truth_uses_benchmark_field_names(world):
     assert world.scene.get("Apple_1") is not None
 
 
+def test_versions_may_count_on_from_a_first_version():
+    # sim_world starts at its start time in ms: a restarted simulator never goes below what it
+    # published before, which the scene graph and the checks compare against
+    w = SimWorld(first_version=1_700_000_000_000)
+    assert w.version == 1_700_000_000_000 and w.frame().world_version == w.version
+    w.load(parse_scene(copy.deepcopy(DOC), "v"))
+    assert w.version == 1_700_000_000_001
+    for bad in (-1, 1.5, True, "7"):
+        with pytest.raises(ValueError, match="first_version"):
+            SimWorld(first_version=bad)
+
+
 def test_empty_world_before_load():
     w = SimWorld()
     assert w.scene.name == "empty" and w.version == 0 and w.truth()["objects"] == []
