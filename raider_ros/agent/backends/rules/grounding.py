@@ -182,12 +182,7 @@ class Grounder:
 
         scores = self.meaning_scores(words, ids)
         if scores:
-            by_type: dict[str, float] = {}
-            for i, s in scores:
-                by_type[type_key(i)] = s
-            ranked = sorted(by_type.values(), reverse=True)
-            top = ranked[0]
-            second = ranked[1] if len(ranked) > 1 else 0.0
+            top, second = _best_two(scores)
             hits = [i for i, s in scores if s >= MEANING_SCORE and s >= top - MEANING_MARGIN]
             # a phrase that is itself the name of a known kind ("pear") names that kind only
             own_kind = word_key(words) in self.kb.type_descriptions or word_key(words) in self.kb.known_types \
@@ -444,11 +439,7 @@ class Grounder:
         scores = self.meaning_scores(ref.words, others)
         if not scores:
             return []
-        by_type: dict[str, float] = {}
-        for i, s in scores:
-            by_type[type_key(i)] = s
-        ranked = sorted(by_type.values(), reverse=True)
-        top, second = ranked[0], (ranked[1] if len(ranked) > 1 else 0.0)
+        top, second = _best_two(scores)
         if top < REF_SCORE or top - second < REF_MARGIN:
             return []
         return [i for i, s in scores if s == top]
@@ -738,6 +729,12 @@ def person_phrase(np: NP, kb: Knowledge) -> bool:
         return True
     last = (np.raw.split() or [""])[-1]
     return last[:1].isupper() and words[-1] not in kb.known_types and word_key(words) not in kb.type_descriptions
+
+
+def _best_two(scores: list[tuple[str, float]]) -> tuple[float, float]:
+    """The best and second-best score of different types (0.0 when there is one type)."""
+    ranked = sorted({type_key(i): s for i, s in scores}.values(), reverse=True)
+    return ranked[0], (ranked[1] if len(ranked) > 1 else 0.0)
 
 
 def _forms(word: str) -> set[str]:
