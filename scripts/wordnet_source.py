@@ -1,5 +1,5 @@
 """Reading Princeton WordNet 3.0's noun files as Debian packages them (wordnet-base,
-/usr/share/wordnet), for the generators of data/knowledge/ (gen_wordnet_nouns.py,
+/usr/share/wordnet), for the generators of data/knowledge/ (gen_wordnet_nouns.py, gen_wordnet_verbs.py,
 gen_person_nouns.py). Licence: data/knowledge/WORDNET_LICENSE."""
 from __future__ import annotations
 
@@ -51,3 +51,32 @@ def under(root: str, up: dict[str, list[str]]):
             memo[off] = off == root or any(test(h) for h in up.get(off, []))
         return memo[off]
     return test
+
+
+def verb_senses(wn: Path, max_words: int) -> tuple[dict[str, list[str]], dict[str, tuple[list[str], list[str]]]]:
+    """From index.verb and data.verb: (lemma -> its synset offsets, most frequent first; synset
+    offset -> (its lemmas, its class hypernym offsets "@")), for lemmas of at most ``max_words``
+    words of letters only."""
+    index: dict[str, list[str]] = {}
+    with (wn / "index.verb").open(encoding="latin-1") as f:
+        for line in f:
+            if line.startswith("  "):
+                continue
+            fields = line.split()
+            lemma, synset_cnt, p_cnt = fields[0], int(fields[2]), int(fields[3])
+            parts = lemma.split("_")
+            if len(parts) <= max_words and all(p.isalpha() for p in parts):
+                index[" ".join(parts)] = fields[6 + p_cnt: 6 + p_cnt + synset_cnt]
+    synsets: dict[str, tuple[list[str], list[str]]] = {}
+    with (wn / "data.verb").open(encoding="latin-1") as f:
+        for line in f:
+            if line.startswith("  "):
+                continue
+            fields = line.split(" | ")[0].split()
+            off, w_cnt = fields[0], int(fields[3], 16)
+            words = [fields[4 + 2 * k].lower().replace("_", " ") for k in range(w_cnt)]
+            i = 4 + 2 * w_cnt
+            p_cnt = int(fields[i])
+            ptrs = [fields[i + 1 + 4 * k: i + 5 + 4 * k] for k in range(p_cnt)]
+            synsets[off] = (words, [p[1] for p in ptrs if p[0] == "@" and p[2] == "v"])
+    return index, synsets

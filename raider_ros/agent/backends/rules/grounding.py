@@ -37,6 +37,7 @@ CLEAR_MARGIN = 0.15              # ... and this far ahead of every other type in
 CATEGORY_SCORE = 0.55            # the same score for a type the categories do not list to belong to a category
 SHADE_MAX = 0.35                 # a survey shade names a measured colour at most this far (common/colour.py)
 SHADE_MARGIN = 0.10              # ... and every candidate within this of the nearest
+BORDER_MARGIN = 0.05             # a colour reported as another counts when its measured RGB is this near the asked one
 REF_SCORE = 0.40                 # a reference no name grounds: the kind closest in meaning, at least this
 REF_MARGIN = 0.08                # ... and this far ahead of every other kind in view
 TIE_M = 0.01                     # distances this close are a tie for "closest"
@@ -293,6 +294,8 @@ class Grounder:
         base, how = self.match_name(np, ids)
         if not base and np.clause:       # "the cupboard where the chemicals are stored": the whole phrase
             base, how = self._match(np.raw, np.words + [singular(w) for w in split_words(np.clause)], ids)
+        if not base and "of" in np.words[1:-1]:
+            base, how = self._measure_of(np.words, ids)
         dropped: list = []
         if not base and np.attributive:  # "the baked goods": the state word is part of the name
             words = [w for st in np.attributive for w in split_words(st.word)] + np.words
@@ -426,6 +429,20 @@ class Grounder:
             g.state_only = True
             g.base = before_states
         return g
+
+    def _measure_of(self, words: list[str], ids: list[str]) -> tuple[list[str], str]:
+        """"the slab of wax", "the strip of hide", "the can of switch cleaner": a piece, a length or
+        a container of something, where the whole phrase names nothing here. Read as English also
+        says it, the head after what it is of ("the wax slab", "the switch cleaner can"), else what
+        it is of alone (any kind of it: "the frame of comb" is one of the honeycombs)."""
+        k = words.index("of", 1)
+        head, of = words[k - 1:k], words[k + 1:]
+        if not of or "of" in of:
+            return [], ""
+        hits, how = self._match(" ".join(of + head), of + head, ids)
+        if hits:
+            return hits, how
+        return self._match(" ".join(of), of, ids, plural=True)
 
     def _plain(self, ref: NP) -> bool:
         """A reference that is a plain noun phrase: no qualifier of its own, not a person."""
@@ -589,13 +606,14 @@ class Grounder:
         if all(v is None for v in seen.values()):
             self.notes.append(f"no colour is reported for {join_ids(cands)}, so '{st.word}' was not checked")
             return None, False, []
-        shade = self.kb.colour_shades.get((st.word.split() or [""])[-1])
+        said = st.word.split()
+        shade = self.kb.colour_shades.get(" ".join(said[-2:])) or self.kb.colour_shades.get((said or [""])[-1])
         if shade is not None and len(rgb) == len(cands):
             cost = {c: colour_cost(rgb[c], shade) for c in cands}
             best = min(cost.values())
             near = [c for c in cands if best <= SHADE_MAX and cost[c] <= best + SHADE_MARGIN]
             keep = near if st.value else [c for c in cands if c not in near]
-            word = st.word.split()[-1]
+            word = " ".join(said[-2:]) if " ".join(said[-2:]) in self.kb.colour_shades else said[-1]
             why = [f"{c} is {seen[c] or 'of another colour'}, not {word}" if st.value else f"{c} is {word}"
                    for c in cands if c not in keep]
             return keep, False, why
@@ -604,6 +622,16 @@ class Grounder:
             if not keep:
                 near = self.kb.colour_near.get(st.colour or "", frozenset())
                 keep = [c for c in cands if seen[c] in near]
+            ref = self.kb.colour_refs.get(st.colour or "")
+            if not keep and ref is not None and len(rgb) == len(cands):
+                # a close call of perception's naming ("orange" measured as red): the measured
+                # colour is about as near the asked colour's reference as the reported one's
+                keep = [c for c in cands if seen[c] in self.kb.colour_refs and colour_cost(rgb[c], ref)
+                        <= colour_cost(rgb[c], self.kb.colour_refs[seen[c]]) + BORDER_MARGIN]
+                for c in keep:
+                    note = f"{c} was reported {seen[c]}, about as close to {st.colour}"
+                    if note not in self.notes:
+                        self.notes.append(note)
         else:
             keep = [c for c in cands if seen[c] is not None and seen[c] != st.colour]
         why = [f"{c} is {seen[c]}" if seen[c] else f"the colour of {c} is unknown" for c in cands if c not in keep]

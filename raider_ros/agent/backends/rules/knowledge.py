@@ -126,6 +126,7 @@ class Knowledge:
     remark_leads: list[tuple[str, ...]] = field(default_factory=list)
     purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
     closing_parts: frozenset[str] = field(default_factory=frozenset)
+    wordnet_verb_actions: tuple[str, ...] = ()  # actions an unknown verb may name by WordNet
     modal_clauses: list[tuple[str, ...]] = field(default_factory=list)
     colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
     result_states: dict[str, str] = field(default_factory=dict)      # "flip it shut": word -> action
@@ -141,6 +142,7 @@ class Knowledge:
     tail_leads: frozenset[str] = field(default_factory=frozenset)   # "switch it off for now": the rest is no object
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
     colour_shades: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # survey word -> its RGB
+    colour_refs: dict[str, tuple[float, float, float]] = field(default_factory=dict)    # basic name -> reference RGB
 
     def other_names(self, name: str) -> list[list[str]]:
         """The other names a type's description gives ("...; also called a torch"): word lists."""
@@ -328,6 +330,9 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
             raise KnowledgeError(f"{where}: {key}: expected a positive number, got {v!r}")
         return float(v)
 
+    for a in lang.get("wordnet_verb_actions") or []:
+        if str(a) not in actions:
+            raise KnowledgeError(f"{lw}: wordnet_verb_actions: {a!r} is not an action of actions")
     return Knowledge(
         actions=actions, verb_index=verb_index, split_verbs=split, place_prepositions=place,
         handover_prepositions=tuple(str(p) for p in lang.get("handover_prepositions") or ["to"]),
@@ -369,6 +374,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         purpose_phrases=_phrases(lang.get("purpose_phrases") or [], f"{lw}: purpose_phrases"),
         modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),
         closing_parts=frozenset(singular(str(w)) for w in lang.get("closing_parts") or []),
+        wordnet_verb_actions=tuple(str(a) for a in lang.get("wordnet_verb_actions") or []),
         result_states={str(k).lower(): str(v) for k, v in (lang.get("result_states") or {}).items()},
         state_adverbs=frozenset(str(w).lower() for w in lang.get("state_adverbs") or []),
         is_contractions=frozenset(str(w).lower() for w in lang.get("is_contractions") or []),
@@ -409,17 +415,21 @@ def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = fr
     survey's colour names of ``more`` (colour_words.yaml: word -> one of the table's colours), but
     never a word that names a kind of object ("the butter dish", "the wine glass")."""
     if not path.is_file():
-        return {"colour_words": {}, "colour_near": {}, "colour_shades": {}}
+        return {"colour_words": {}, "colour_near": {}, "colour_shades": {}, "colour_refs": {}}
     table = _read(path).get("colours")
     if not isinstance(table, dict):
         raise KnowledgeError(f"{path}: colours: expected a mapping")
     words: dict[str, str] = {}
     near: dict[str, frozenset[str]] = {}
+    refs: dict[str, tuple[float, float, float]] = {}
     for name, spec in table.items():
         spec = spec if isinstance(spec, dict) else {}
         for w in spec.get("words") or [name]:
             words.setdefault(str(w).lower(), str(name))
         near[str(name)] = frozenset(str(n) for n in spec.get("near") or [])
+        v = spec.get("rgb")
+        if isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) for x in v):
+            refs[str(name)] = (float(v[0]), float(v[1]), float(v[2]))
     survey = _read(more) if more is not None and more.is_file() else {}
     extra = survey.get("colour_words") or {}
     if not isinstance(extra, dict):
@@ -437,9 +447,10 @@ def _colours(path: Path, more: Path | None = None, *, nouns: frozenset[str] = fr
         w = str(w).lower()
         if not (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) and 0 <= x <= 1 for x in v)):
             raise KnowledgeError(f"{more}: colour_rgb.{w}: expected three numbers in 0..1, got {v!r}")
-        if w in words and w not in basic:     # "mauve", "celadon": a shade of its own
+        if (w in words and w not in basic) or (" " in w and w.split()[-1] in words):
+            # "mauve", "celadon", "olive green", "mustard yellow": a shade of its own
             shades[w] = (float(v[0]), float(v[1]), float(v[2]))
-    return {"colour_words": words, "colour_near": near, "colour_shades": shades}
+    return {"colour_words": words, "colour_near": near, "colour_shades": shades, "colour_refs": refs}
 
 
 def _descriptions(path: Path) -> dict[str, str]:

@@ -84,6 +84,15 @@ class Lexicon:
         senses = set(self.senses(type_words, whole=True))     # "card machine" is no machine here
         return bool(senses) and any(senses & self.near_kinds(s, steps) for s in every)
 
+    def under_any(self, words: list[str], kinds: list[list[str]]) -> bool:
+        """Whether the most frequent sense of ``words`` (the longest tail WordNet knows) lies under
+        any sense of any of ``kinds`` ("distilled water": a liquid; "coffee": a beverage)."""
+        mine = self.senses(words)[:1]
+        if not mine:
+            return False
+        targets = {s for k in kinds for s in self._get(k) + self._later.get(" ".join(k), ())}
+        return bool(self.ancestors(mine[0]) & targets)
+
     def is_a(self, type_words: list[str], phrase_words: list[str]) -> bool | None:
         """Whether a type ("spanner", "compost bag": the longest tail WordNet knows) is a kind of
         what the whole phrase names ("tool"; not "bag of tulip bulbs" by its head alone); None when
@@ -115,3 +124,48 @@ def load_lexicon(path: str | None = None) -> Lexicon:
     except FileNotFoundError:
         pass
     return Lexicon(senses, up, later)
+
+
+class VerbSenses:
+    """Verbs from WordNet (data/knowledge/wordnet_verbs.tsv.gz): a verb's most frequent sense and
+    the senses directly above it. A verb the knowledge lacks means an action when its first sense
+    is the first sense of one of the action's verbs (a synonym: "douse" and "put out") or lies
+    directly under one ("unlock" is a way to open, "carve" and "snip" ways to cut)."""
+
+    def __init__(self, first: dict[str, str], up: dict[str, tuple[str, ...]]):
+        self._first, self._up = first, up
+
+    def sense(self, verb: str) -> str | None:
+        return self._first.get(verb.lower())
+
+    def action_of(self, verb: str, actions: dict[str, list[str]]) -> str | None:
+        """The one action (of ``actions``: action -> its verbs) whose verbs' first senses are the
+        verb's first sense or one directly above it; None when none or several are."""
+        s = self.sense(verb)
+        if s is None:
+            return None
+        mine = {s, *self._up.get(s, ())}
+        hits = {a for a, verbs in actions.items() for v in verbs if self.sense(v) in mine}
+        return next(iter(hits)) if len(hits) == 1 else None
+
+
+@lru_cache(maxsize=2)
+def load_verb_senses(path: str | None = None) -> VerbSenses:
+    """The table of data/knowledge/wordnet_verbs.tsv.gz (empty when it is absent)."""
+    p = data_dir() / "knowledge" / "wordnet_verbs.tsv.gz" if path is None else path
+    first: dict[str, str] = {}
+    up: dict[str, tuple[str, ...]] = {}
+    try:
+        with gzip.open(p, "rt", encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if line.startswith("#") or not line.strip():
+                    continue
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 3 or not parts[1].isdigit():
+                    raise ValueError(f"{p}:{n}: expected 'verb<TAB>synset<TAB>hypernyms', got {line.strip()[:60]!r}")
+                first[parts[0]] = parts[1]
+                if parts[2]:
+                    up[parts[1]] = tuple(parts[2].split(","))
+    except FileNotFoundError:
+        pass
+    return VerbSenses(first, up)

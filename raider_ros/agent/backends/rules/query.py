@@ -23,7 +23,7 @@ from typing import Callable
 
 from raider_ros.common.text import singular, split_words, word_key
 
-from .lexicon import load_lexicon
+from .lexicon import load_lexicon, load_verb_senses
 from .knowledge import Knowledge
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:'[A-Za-z]+)?")
@@ -342,12 +342,16 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         neg = toks[i] in kb.negations or toks[i] == "non"
         j = i + 1 if neg else i
         colour = kb.colour_words.get(toks[j]) if j < len(toks) else None
-        if colour is not None and j > 0 and not neg and load_lexicon().senses(toks[j - 1:j + 1], whole=True):
+        span = 1
+        if j + 2 < len(toks) and f"{toks[j]} {toks[j + 1]}" in kb.colour_shades and toks[j + 1] in kb.colour_words:
+            colour, span = kb.colour_words[toks[j + 1]], 2      # "the olive green thread": a shade
+        elif colour is not None and j > 0 and not neg and load_lexicon().senses(toks[j - 1:j + 1], whole=True):
             colour = None                # "the ice cream scoop": the colour word ends a noun of its own
-        if colour is not None and len(toks) > j + 1 and not _names_a_type(toks[j:j + 2], kb):
-            if toks[j + 1] not in kb.colour_words:      # "dark blue", "blue green": the last one counts
-                states.append(StateQual("colour", not neg, " ".join(toks[i:j + 1]), colour=colour))
-            del toks[i:j + 1], orig[i:j + 1]
+        e = j + span - 1
+        if colour is not None and len(toks) > e + 1 and not _names_a_type(toks[e:e + 2], kb):
+            if toks[e + 1] not in kb.colour_words:      # "dark blue", "blue green": the last one counts
+                states.append(StateQual("colour", not neg, " ".join(toks[i:e + 1]), colour=colour))
+            del toks[i:e + 1], orig[i:e + 1]
             continue
         sw = next((s for s in kb.states if _at(toks, j, s.phrase)
                    and not (len(s.phrase) == 1 and s.phrase[0] in kb.predicate_only_states)), None)
@@ -705,6 +709,9 @@ def _indirect(q: str, kb: Knowledge) -> str:
         hit = next((p for p, _ in phrases if _at(toks, 0, p)), None)
         if hit is None and len(toks) > 2 and toks[0] in kb.split_verbs and toks[2] in kb.split_verbs[toks[0]]:
             hit = (toks[0],)             # "turn it off": the particle stays after the object
+        if hit is None and len(toks) > 1 and toks[1] in ("it", "them") and toks[0].isalpha() \
+                and toks[0] not in kb.function_words and not any(_at(toks, 0, p) for p in kb.remark_leads):
+            hit = (toks[0],)             # "toss it over here": a verb the knowledge lacks, read later
         if hit is None or len(toks) <= len(hit):
             continue
         n = len(hit)
@@ -763,7 +770,14 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         lid = _lid_move(toks[1:], kb) if toks and not kb.action_for_verb(toks[0]) else None
         if lid is not None:              # "twist the cap off the bottle", "pop the lid back on the tin"
             action, verb, body_t, body_o = lid, toks[0], toks[1:], orig[1:]
-        for i in range(len(toks) if lid is None else 0):
+        wn = _wordnet_verb(toks, kb) if lid is None and toks and not kb.action_for_verb(toks[0]) else None
+        poured = _liquid_into(toks, kb) if lid is None and wn is None else None
+        if poured is not None:           # "pour some water into the kettle": fill the kettle
+            wn = ("fill", poured)
+        if wn is not None:               # "unlock the padlock", "carve the ham": WordNet's sense of the verb
+            action, n = wn
+            verb, body_t, body_o = " ".join(toks[:1 if poured else n]), toks[n:], orig[n:]
+        for i in range(len(toks) if lid is None and wn is None else 0):
             hit = next(((p, a) for p, a in phrases if _at(toks, i, p)), None)
             if hit:
                 action, verb = hit[1], " ".join(hit[0])
@@ -878,6 +892,56 @@ def _lid_move(body: list[str], kb: Knowledge) -> str | None:
     if any(_at(body, k + 1, p) for p in _LID_ON) and "place" in kb.actions:
         return "place"
     return None
+
+
+def _wordnet_verb(toks: list[str], kb: Knowledge) -> tuple[str, int] | None:
+    """(action, words of the verb) for a first word the knowledge lacks whose most frequent WordNet
+    sense is, or lies directly under, the first sense of a verb of one of
+    ``wordnet_verb_actions`` ("unlock" -> open, "pry open" -> open, "snip" -> slice); None otherwise."""
+    if len(toks) < 2 or not kb.wordnet_verb_actions:
+        return None
+    senses = load_verb_senses()
+    actions = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions}
+    firsts = [toks[0]] + (_verb_bases(toks[0]) if toks[0].endswith("ing") else [])
+    for n in ((2, 1) if len(toks) > 2 and toks[1] in kb.particles | set(kb.result_states) else (1,)):
+        for first in firsts:
+            action = senses.action_of(" ".join([first] + toks[1:n]), actions)
+            if action is not None:
+                return action, n
+    return None
+
+
+_INTO = ("into", "in", "inside", "to")
+_SOME = ("some", "a", "more", "little", "bit", "drop", "dash", "splash", "of")
+
+
+def _liquid_into(toks: list[str], kb: Knowledge) -> int | None:
+    """"pour some water into the kettle", "add a splash of milk to the jug", "put some water in
+    the glue pot": a liquid (by WordNet) moved into something fills that thing. The index where
+    the thing's phrase starts, or None. With a verb the knowledge knows (put, get) only for an
+    amount of liquid, not "the milk" (a carton: "put the milk in the fridge"); "to" only after a
+    verb the knowledge lacks ("add")."""
+    if "fill" not in kb.actions or len(toks) < 4:
+        return None
+    known = kb.action_for_verb(toks[0])
+    if known not in (None, "place", "pick"):
+        return None
+    k = next((k for k in range(2, min(len(toks) - 1, 7)) if toks[k] in _INTO
+              and (toks[k] != "to" or known is None) and (toks[k] == "into" or known != "pick")), None)
+    if k is None:
+        return None
+    before = toks[1:k]
+    lead = 0
+    while lead < len(before) - 1 and before[lead] in _SOME:
+        lead += 1
+    liquid = before[lead:]
+    if not liquid or len(liquid) > 3 or any(w in kb.function_words for w in liquid):
+        return None
+    if known is not None and lead == 0 and before[0] in {d[0] for d in kb.determiners if len(d) == 1}:
+        return None
+    if not load_lexicon().under_any(liquid, [["liquid"], ["beverage"]]):
+        return None
+    return k + 1
 
 
 def _goes_to_someone(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
