@@ -95,6 +95,9 @@ class Grounder:
         self.obs, self.kb, self.pool = obs, kb, pool
         self.deadline = deadline
         self.use_embeddings = use_embeddings
+        # a structured query (pick(SolderSpool)) names a type: no other type stands in for it by
+        # meaning alone (the soldering iron); names, categories and WordNet kinds still count
+        self.strict = False
         self.distance_tool = distance_tool
         self.notes: list[str] = []                   # remarks for the reasoning text
         self.contents: dict[str, list[str]] = {}     # container -> what is inside it
@@ -181,7 +184,7 @@ class Grounder:
                 return found, ("category" if hits else "embedding")
             return [], "category"
 
-        scores = self.meaning_scores(words, ids)
+        scores = self.meaning_scores(words, ids) if not self.strict else []
         if scores:
             top, second = _best_two(scores)
             hits = [i for i, s in scores if s >= MEANING_SCORE and s >= top - MEANING_MARGIN]
@@ -296,6 +299,11 @@ class Grounder:
             base, how = self._match(np.raw, np.words + [singular(w) for w in split_words(np.clause)], ids)
         if not base and "of" in np.words[1:-1]:
             base, how = self._measure_of(np.words, ids)
+        if not base and how == "category":
+            base, waiting = self._by_property(np.words, ids)
+            if waiting:
+                return Grounding("pending", how="property")
+            how = "property" if base else how
         dropped: list = []
         if not base and np.attributive:  # "the baked goods": the state word is part of the name
             words = [w for st in np.attributive for w in split_words(st.word)] + np.words
@@ -429,6 +437,27 @@ class Grounder:
             g.state_only = True
             g.base = before_states
         return g
+
+    def _by_property(self, words: list[str], ids: list[str]) -> tuple[list[str], bool]:
+        """"the appliance that's running", "the gadget that's off": where no type in view is a
+        listed member of the category, the objects perception reports the category's property for
+        (categories.yaml ``property``: the kiln and the glass grinder are toggleable). (ids, still
+        waiting for get_obj_properties)."""
+        cat = self.kb.category_of(words)        # the whole phrase: not "the slushie machine"
+        prop = self.kb.category_properties.get(cat or "")
+        if prop is None or not self.obs.has("get_obj_properties"):
+            return [], False
+        keep, waiting = [], False
+        for i in ids:
+            if i in self.pool.people:
+                continue
+            a = self.obs.get("get_obj_properties", i)
+            waiting |= a.pending
+            entry = entry_for(a.data, "object", i) if a.ok else None
+            props = entry.get("properties") if isinstance(entry, dict) else entry
+            if isinstance(props, list) and prop in props:
+                keep.append(i)
+        return ([], True) if waiting else (keep, False)
 
     def _measure_of(self, words: list[str], ids: list[str]) -> tuple[list[str], str]:
         """"the slab of wax", "the strip of hide", "the can of switch cleaner": a piece, a length or
@@ -699,8 +728,9 @@ class Grounder:
         for pid, name in people.items():
             if not name:
                 continue
-            nw = split_words(name)
-            if word_key(nw) in wanted or set(nw) & set(name_words) or \
+            nw = [w.lower() for w in split_words(name)]
+            forms = set(nw) | {singular(w) for w in nw}      # "Ines" is said "ines", read "ine"
+            if word_key(nw) in wanted or forms & set(name_words) or \
                     max(fuzz.ratio(word_key(nw), w) for w in wanted) >= FUZZY_CUTOFF:
                 hits.append(pid)
         if hits:

@@ -89,6 +89,7 @@ class Knowledge:
     handover_prepositions: tuple[str, ...]
     relations: list[RelationPhrase]
     superlatives_to_robot: dict[str, str]
+    end_phrases: dict[tuple[str, ...], str]       # "at the far end" -> max (distance to the robot)
     self_words: list[tuple[str, ...]]
     positions: list[PositionPhrase]
     instrument_words: frozenset[str]
@@ -127,6 +128,7 @@ class Knowledge:
     purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
     closing_parts: frozenset[str] = field(default_factory=frozenset)
     wordnet_verb_actions: tuple[str, ...] = ()  # actions an unknown verb may name by WordNet
+    artifact_actions: dict[str, str] = field(default_factory=dict)  # action -> the action meant for an artifact
     modal_clauses: list[tuple[str, ...]] = field(default_factory=list)
     colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
     result_states: dict[str, str] = field(default_factory=dict)      # "flip it shut": word -> action
@@ -143,6 +145,7 @@ class Knowledge:
     colour_near: dict[str, frozenset[str]] = field(default_factory=dict)   # name -> names it also accepts
     colour_shades: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # survey word -> its RGB
     colour_refs: dict[str, tuple[float, float, float]] = field(default_factory=dict)    # basic name -> reference RGB
+    category_properties: dict[str, str] = field(default_factory=dict)  # category -> property its members have
 
     def other_names(self, name: str) -> list[list[str]]:
         """The other names a type's description gives ("...; also called a torch"): word lists."""
@@ -300,11 +303,16 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
 
     categories: dict[str, frozenset[str]] = {}
     aliases: dict[str, str] = {}
+    properties: dict[str, str] = {}
     for name, spec in _section(cats, "categories", cw).items():
         where = f"{cw}: categories.{name}"
         if not isinstance(spec, dict):
             raise KnowledgeError(f"{where}: expected {{aliases, members}}")
         categories[name] = _type_set(spec.get("members"), f"{where}.members")
+        if spec.get("property") is not None:
+            if not isinstance(spec["property"], str) or not spec["property"].strip():
+                raise KnowledgeError(f"{where}.property: expected a property name, got {spec['property']!r}")
+            properties[name] = spec["property"].strip()
         for a in _phrases(spec.get("aliases") or [name], f"{where}.aliases"):
             aliases.setdefault(word_key(singular(w) for w in a), name)
     for word, members in (cats.get("synonyms") or {}).items():
@@ -330,14 +338,21 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
             raise KnowledgeError(f"{where}: {key}: expected a positive number, got {v!r}")
         return float(v)
 
+    for k, v in (lang.get("end_phrases") or {}).items():
+        if str(v) not in ("min", "max"):
+            raise KnowledgeError(f"{lw}: end_phrases.{k}: expected min or max, got {v!r}")
     for a in lang.get("wordnet_verb_actions") or []:
         if str(a) not in actions:
             raise KnowledgeError(f"{lw}: wordnet_verb_actions: {a!r} is not an action of actions")
+    for k, v in (lang.get("artifact_actions") or {}).items():
+        if str(k) not in actions or str(v) not in actions:
+            raise KnowledgeError(f"{lw}: artifact_actions: {k!r} -> {v!r}: both must be actions of actions")
     return Knowledge(
         actions=actions, verb_index=verb_index, split_verbs=split, place_prepositions=place,
         handover_prepositions=tuple(str(p) for p in lang.get("handover_prepositions") or ["to"]),
         relations=relations,
         superlatives_to_robot={str(k): str(v) for k, v in (lang.get("superlatives_to_robot") or {}).items()},
+        end_phrases={tuple(str(k).lower().split()): str(v) for k, v in (lang.get("end_phrases") or {}).items()},
         self_words=_phrases(lang.get("self_words") or [], f"{lw}: self_words"),
         positions=positions,
         instrument_words=frozenset(str(w) for w in lang.get("instrument_words") or []),
@@ -358,7 +373,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         trail_fillers=_phrases(lang.get("trail_fillers") or [], f"{lw}: trail_fillers"),
         context_leads=_phrases(lang.get("context_leads") or [], f"{lw}: context_leads"),
         identity_leads=_phrases(lang.get("identity_leads") or [], f"{lw}: identity_leads"),
-        categories=categories, category_aliases=aliases,
+        categories=categories, category_aliases=aliases, category_properties=properties,
         not_pickupable=_type_set(cats.get("not_pickupable") or [], f"{cw}: not_pickupable"),
         single_item_receptacles=_type_set(cats.get("single_item_receptacles") or [], f"{cw}: single_item_receptacles"),
         type_lists=type_lists, checks=checks, text=text,
@@ -375,6 +390,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),
         closing_parts=frozenset(singular(str(w)) for w in lang.get("closing_parts") or []),
         wordnet_verb_actions=tuple(str(a) for a in lang.get("wordnet_verb_actions") or []),
+        artifact_actions={str(k): str(v) for k, v in (lang.get("artifact_actions") or {}).items()},
         result_states={str(k).lower(): str(v) for k, v in (lang.get("result_states") or {}).items()},
         state_adverbs=frozenset(str(w).lower() for w in lang.get("state_adverbs") or []),
         is_contractions=frozenset(str(w).lower() for w in lang.get("is_contractions") or []),

@@ -240,6 +240,12 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             continue
         break
 
+    # "the tip box at the far end", "the cup at this end": the farthest or nearest of them
+    end_at = next((p for p in kb.end_phrases if len(toks) > len(p) + 1 and tuple(toks[-len(p):]) == p), None)
+    if end_at is not None:
+        quals.append(RelQual(" ".join(end_at), (), None, False, kb.end_phrases[end_at]))
+        toks, orig = toks[:-len(end_at)], orig[:-len(end_at)]
+
     # "the mug that's got my tea in it", "the cup that hasn't got anything in it yet": something
     # inside, or nothing
     filled = _contents_clause(toks)
@@ -783,6 +789,10 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
                 action, verb = hit[1], " ".join(hit[0])
                 body_t, body_o = toks[i + len(hit[0]):], orig[i + len(hit[0]):]
                 break
+        if action is None and toks and _dative(toks, kb):
+            # "reach me the nippers", "toss us the rag": a verb the knowledge lacks that gives the
+            # user something, as "pass me the nippers" does
+            action, verb, body_t, body_o = "handover", toks[0], toks[1:], orig[1:]
         if action is None and toks:
             n = 2 if len(toks) > 2 and toks[1] in kb.particles else 1
             guess = guess_verb(" ".join(toks[:n])) if guess_verb is not None else None
@@ -791,8 +801,11 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
             else:
                 verb, body_t, body_o = toks[0], toks[1:], orig[1:]
                 split = _split_place(body_t, kb) if "place" in kb.actions else None
-                if split is not None and split[0] > 0 and split[0] + split[1] < len(body_t):
-                    action = "place"     # "stick the tulip in the vase": an object and where it goes
+                if split is not None and split[0] > 0 and split[0] + split[1] < len(body_t) \
+                        and split[2] in _INTO_ON:
+                    # "stick the tulip in the vase": an object and where it goes (not "nab the
+                    # bottle to the right of the mug", where the relation says which bottle)
+                    action = "place"
         if verb in kb.split_verbs and len(body_t) > 1 and body_t[-1] in kb.split_verbs[verb]:
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
@@ -819,6 +832,10 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if r is not None:                # "cut the bread into slices": what it makes, not the object
             result = " ".join(body_o[r:])
             body_t, body_o = body_t[:r], body_o[:r]
+        made = _made_from(body_t, kb) if action == kb.action_for_verb("cut") else None
+        if made is not None:             # "cut a patch out of the neoprene sheet": the sheet is cut
+            result = " ".join(body_o[:made[0]])
+            body_t, body_o = body_t[made[1]:], body_o[made[1]:]
     if action not in (None, "handover") and not purpose:
         single = action in kb.actions and len(kb.actions[action].roles) == 1
         r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.purpose_phrases)
@@ -911,7 +928,35 @@ def _wordnet_verb(toks: list[str], kb: Knowledge) -> tuple[str, int] | None:
     return None
 
 
+_SOURCE = (("out", "of"), ("off", "of"), ("off",))
+
+
+def _made_from(toks: list[str], kb: Knowledge) -> tuple[int, int] | None:
+    """"a patch out of the neoprene sheet", "a sheet off the vinyl roll": something indefinite made
+    from a definite thing; (end of what is made, start of the thing), or None. Not for an amount
+    ("a piece off the felt"), which the noun phrase reads as any of what follows."""
+    if len(toks) < 4 or toks[0] not in ("a", "an", "some") or toks[1] in kb.partitive_words \
+            or " ".join(toks[:2]) in kb.partitive_words:
+        return None
+    for i in range(2, min(len(toks) - 1, 5)):
+        src = next((p for p in _SOURCE if _at(toks, i, p)), None)
+        if src is not None:
+            k = i + len(src)
+            return (i, k) if k < len(toks) and toks[k] not in ("a", "an", "some") else None
+    return None
+
+
 _INTO = ("into", "in", "inside", "to")
+_INTO_ON = ("inside", "on top of")
+
+
+def _dative(toks: list[str], kb: Knowledge) -> bool:
+    """"reach me the nippers", "chuck us the rag": a first word the knowledge lacks, then the user
+    (me, us), then a noun phrase with a determiner."""
+    if len(toks) < 4 or "handover" not in kb.actions or kb.action_for_verb(toks[0]) \
+            or toks[0] in kb.function_words or toks[1] not in kb.user_words:
+        return False
+    return toks[2] in _single_determiners(kb) and load_verb_senses().sense(toks[0]) is not None
 _SOME = ("some", "a", "more", "little", "bit", "drop", "dash", "splash", "of")
 
 
@@ -1038,8 +1083,12 @@ def _clause_break(toks: list[str], kb: Knowledge) -> int | None:
         if brk is None:
             continue
         k = c + len(brk)
-        # "and put it aside": a verb must follow a bare "and"; "and then serve it" needs none
-        if (len(brk) > 1 or brk[0] != "and" or any(_at(toks, k, p) for p, _ in phrases)) and (
+        # "and put it aside": a verb must follow a bare "and"; "and then serve it" needs none; a
+        # verb the knowledge lacks counts when WordNet has it and an object follows ("and carry it")
+        verb_next = any(_at(toks, k, p) for p, _ in phrases) or (
+            k + 1 < len(toks) and load_verb_senses().sense(toks[k]) is not None
+            and (toks[k + 1] in ("it", "them") or toks[k + 1] in _single_determiners(kb)))
+        if (len(brk) > 1 or brk[0] != "and" or verb_next) and (
                 toks[0] in kb.split_verbs or any(_at(toks, i, p) for i in range(c) for p, _ in phrases)):
             return c
     return None

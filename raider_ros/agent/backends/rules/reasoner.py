@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from raider_ros.agent.llm import LLMError, LLMReply, Message
+from raider_ros.common.text import split_words, word_key
 
 from . import embedding
 from .checks import CheckOutcome, Checker
 from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase, role_words
 from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type, type_words
-from .query import NP, ParsedQuery, parse_query
+from .lexicon import load_lexicon
+from .query import NP, ParsedQuery, parse_np, parse_query
 from .transcript import Conversation, Observations, entry_for, read_conversation
 
 HOLD_ROLES_CHECK = "holding"       # a role checked with this must be the object in the gripper
@@ -209,6 +211,14 @@ class _Run:
         gr = Grounder(obs, kb, pool, deadline=self.deadline, use_embeddings=self.owner.use_embeddings,
                       distance_tool=self.distance_tool)
         self.grounder = gr
+        gr.strict = pq.structured
+        if pq.action == "place" and list(pq.args) == ["object"] and held_id and "location" in kb.actions["place"].roles \
+                and not gr.match_name(pq.args["object"], [held_id])[0]:
+            # place(CuttingTable) while holding the glass cutter: the held object goes onto the
+            # one named, as the paper's place(object) puts down what the robot holds
+            pq.args = {"object": parse_np(type_words(held_id), kb), "location": pq.args["object"]}
+            self.lines.append(f"The robot holds {held_id}, which is not \"{pq.args['location'].describe()}\": "
+                              f"I read it as where {held_id} goes.")
         if pq.action == "handover" and not any(obs.has(t) for t in PERSON_TOOLS):
             # no tool can see people ("bring the vase over", "pass me the salt"): check what can
             # be checked, fetching the object if it is not in hand
@@ -233,6 +243,14 @@ class _Run:
                     and not pool.people and self._ask_people():
                 self.checkpoint("ground", [f"{STEP_TITLES['ground']} (continued): no object matches "
                                            f"\"{pq.args[role].describe()}\"; I look for people."])
+        meant = kb.artifact_actions.get(pq.action or "")
+        obj = results.get("object")
+        if meant and obj is not None and obj.status == "one" and word_key(split_words(pq.verb)) != pq.action \
+                and _artifact(obj.ids[0], kb):
+            # "warm up the soldering iron": heating a thing made, not food, is switching it on
+            say = kb.actions[meant].say
+            self.lines.append(f"{obj.ids[0]} is a made thing, not food: to {pq.verb} it is to {say} it.")
+            pq.action = meant
         for role, g in results.items():
             if g.facts:
                 self.lines.append(f"{STEP_TITLES['ground']}: " + "; ".join(g.facts) + ".")
@@ -511,3 +529,12 @@ class _Run:
         if t.lower() in eid.lower().replace("_", " ") and (np is None or said):
             return eid
         return f"{eid} ({t})"
+
+
+def _artifact(obj: str, kb: Knowledge) -> bool:
+    """Whether WordNet calls the object's type an artifact and no food, and no food category of
+    the knowledge lists it ("soldering iron", "kettle"; not "pizza", "milk")."""
+    words = type_words(obj)
+    lex = load_lexicon()
+    return lex.under_any(words, [["artifact"]]) and not lex.under_any(words, [["food"], ["foodstuff"], ["beverage"]]) \
+        and not kb.in_category(obj, "food")
