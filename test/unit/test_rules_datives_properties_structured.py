@@ -148,3 +148,22 @@ def test_mended_dev_cases_end_to_end(reasoner, case_id):
     res = ProgramFlowManager(reasoner, SceneTools(scene, prompt.toolset.names), prompt, time_limit_s=60.0).run(case.query)
     s = score_case(case, res.issue, res.explanation, res.grounding, scene)
     assert s.det and s.grnd is not False and s.expl, (res.issue, res.grounding, res.explanation)
+
+
+@pytest.mark.parametrize("query, how", [
+    ("Open the tip box at the far end.", "max"),
+    ("Pass me the cup at this end", "min"),
+])
+def test_an_end_phrase_picks_the_farthest_or_nearest(kb, query, how):
+    np = parse_query(query, "", kb).args["object"]
+    assert [(q.superlative, q.ref) for q in np.quals] == [(how, None)] and np.words[-1] in ("box", "cup")
+
+
+def test_end_phrases_must_say_min_or_max(tmp_path):
+    src = data_dir() / "knowledge"
+    for f in src.iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    lang = tmp_path / "language.yaml"
+    lang.write_text(lang.read_text().replace("at the far end: max", "at the far end: far", 1))
+    with pytest.raises(KnowledgeError, match="end_phrases.at the far end"):
+        load_knowledge(str(tmp_path))
