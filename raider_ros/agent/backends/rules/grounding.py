@@ -180,6 +180,16 @@ class Grounder:
                     keep = [i for i, s in ranked if s >= top - MEANING_MARGIN]
                     if top >= MEANING_SCORE and len(keep) < len(found):
                         return keep, "embedding"
+            if k > 0 and found and not self.strict:
+                # "the card machine": a kind in view named far better by the whole phrase (the
+                # card reader) than any member of its head's category (the desk fan)
+                ranked = self.meaning_scores(words, ids)
+                if ranked:
+                    best = max(s for _, s in ranked)
+                    mine = max((s for i, s in ranked if i in found), default=0.0)
+                    other = [i for i, s in ranked if i not in found and s >= best - MEANING_MARGIN]
+                    if other and best >= MEANING_SCORE and best - mine >= MEANING_MARGIN:
+                        return other, "embedding"
             if found:
                 return found, ("category" if hits else "embedding")
             return [], "category"
@@ -367,6 +377,11 @@ class Grounder:
         before_states = list(cands)
         self.notes += [n for n in np.notes if n not in self.notes]
         states = [st for st in np.states if not any(st is d for d in dropped)]
+        for st in [st for st in states if st.key == "colour" and st.value]:
+            named = [c for c in cands if word_key(type_words(c)) == word_key(split_words(st.word) + np.words)]
+            if named:                    # "the spruce wedge": the colour word is part of a type's name
+                states.remove(st)
+                cands = named
         guessed = self._clause_state(np) if np.clause and len(cands) > 1 else None
         if guessed is not None:
             states.append(guessed)
@@ -763,14 +778,16 @@ def role_words(np: NP, kb: Knowledge) -> list[str]:
     customer", "the dentist", "the person waiting"): [] when a word could be a name. The head is a
     person word or a role noun (person_nouns.txt), the other words are no capitalised names."""
     words = np.words
-    if not words or not (words[-1] in kb.person_words or words[-1] in kb.role_nouns
-                         or (set(words) & kb.person_words)):
+
+    def role(w: str) -> bool:            # "climber": a vine first, a person second (WordNet)
+        return w in kb.role_nouns or load_lexicon().any_sense_under([w], [["person"]])
+    if not words or not (words[-1] in kb.person_words or role(words[-1]) or (set(words) & kb.person_words)):
         return []
     raw = np.raw.split()
     if any(t[:1].isupper() for t in raw[1:]) or (len(raw) == 1 and raw[0][:1].isupper()):
         return []                        # "the visitor Hana", "Baker": a name
     rest = [w for w in words if w not in kb.person_words and w not in kb.person_pronouns]
-    if any(w not in kb.role_nouns and not w.endswith(("ing", "ed")) for w in rest):
+    if any(not role(w) and not w.endswith(("ing", "ed")) for w in rest):
         return []                        # "adriana_user": a name besides the person word
     return rest or list(words)
 

@@ -93,6 +93,15 @@ class Lexicon:
         targets = {s for k in kinds for s in self._get(k) + self._later.get(" ".join(k), ())}
         return bool(self.ancestors(mine[0]) & targets)
 
+    def any_sense_under(self, words: list[str], kinds: list[list[str]], senses: int = 2) -> bool:
+        """Whether one of the ``senses`` most frequent senses of the whole phrase lies under the
+        most frequent sense of any of ``kinds`` ("climber": a vine first, then a person; not
+        "plant", whose person sense comes fourth)."""
+        key = " ".join(w.lower() for w in words)
+        every = (self._get(key.split()) + self._later.get(key, ()))[:senses]
+        targets = {k for kind in kinds for k in self._get(kind)[:1]}
+        return any(self.ancestors(s) & targets for s in every)
+
     def is_a(self, type_words: list[str], phrase_words: list[str]) -> bool | None:
         """Whether a type ("spanner", "compost bag": the longest tail WordNet knows) is a kind of
         what the whole phrase names ("tool"; not "bag of tulip bulbs" by its head alone); None when

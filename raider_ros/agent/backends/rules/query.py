@@ -542,7 +542,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
         request, clarifications = _remarks(q, kb)
         if clarifications:       # "..., I mean the red one": read like a clarification
             context = "\n".join(clarifications + [context]).strip()
-        pq = _natural(request, kb, guess_verb)
+        pq = _natural(_let_have(request, kb), kb, guess_verb)
         pq.text = q
     if context.strip():
         merge_context(pq, context, kb)
@@ -706,7 +706,11 @@ def _indirect(q: str, kb: Knowledge) -> str:
     dets = _single_determiners(kb)
     # where the object starts: a determiner, or an indefinite head ("something to cut the bread with")
     d = next((k for k, t in enumerate(first) if t in dets or (t in _INDEFINITE and k + 1 < len(first))), None)
-    if d is None or d == len(first) - 1:
+    if d is None and 1 <= len(first) <= 3 and all(t.isalpha() and t not in kb.function_words for t in first) \
+            and not any(tuple(first) == f for f in kb.trail_fillers + kb.lead_fillers) \
+            and load_lexicon().senses([singular(t) for t in first]):
+        d = 0                            # "Tweezers, please: can you pick them up?": a bare noun phrase
+    if d is None or (d == len(first) - 1 and first[d] in dets):
         return q
     for j in range(1, len(parts)):
         orig = query_words(parts[j])
@@ -732,6 +736,34 @@ def _indirect(q: str, kb: Knowledge) -> str:
         rebuilt = " ".join(orig[:n] + obj + orig[n + 1:])
         return " , ".join([rebuilt] + [p for k, p in enumerate(parts[1:], 1) if k != j])
     return q
+
+
+_TRAILING_PARTICLES = ("over", "across", "along", "round", "around")
+_LET_HAVE = ("could", "can", "may", "might", "let")
+
+
+def _let_have(q: str, kb: Knowledge) -> str:
+    """"Could Amara have her passport back?", "Let the climber at the desk have this chalk bag":
+    someone having something is it given to them ("give her passport back to Amara"). The one
+    who has it must be a person: a capitalised name, a person word or a role noun."""
+    orig = query_words(q)
+    toks = [t.lower() for t in orig]
+    if len(toks) < 4 or toks[0] not in _LET_HAVE or "have" not in toks[2:-1]:
+        return q
+    k = toks.index("have", 2)
+    who_t, who_o, what = toks[1:k], orig[1:k], orig[k + 1:]
+    if who_t[0] in kb.subject_pronouns or who_t[0] in ("i", "we", "you"):
+        return q                         # "could you have a look", "can I have the mug": not someone else
+    dets = _single_determiners(kb)
+    named = who_o[0][:1].isupper() and who_t[0] not in dets
+    head = [singular(w) for w in who_t[1:2]] if who_t[0] in dets else []
+    if not (named or any(singular(w) in kb.person_words or singular(w) in kb.role_nouns for w in who_t)
+            or (head and load_lexicon().any_sense_under(head, [["person"]]))):
+        return q
+    what = [w for w in what if w.lower() not in ("back", "please")]
+    if what and what[0].lower() in ("her", "his", "their", "my", "your", "our"):
+        what = ["the"] + what[1:]        # "her passport": the passport, given to her
+    return " ".join(["hand", "over"] + what + ["to"] + who_o)
 
 
 def _verb_phrases(kb: Knowledge) -> list[tuple[tuple[str, ...], str]]:
@@ -783,12 +815,21 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if wn is not None:               # "unlock the padlock", "carve the ham": WordNet's sense of the verb
             action, n = wn
             verb, body_t, body_o = " ".join(toks[:1 if poured else n]), toks[n:], orig[n:]
+        dets = _single_determiners(kb)
         for i in range(len(toks) if lid is None and wn is None else 0):
+            if i > 0 and toks[i - 1] in dets:
+                continue                 # "shave a slice off", "into the empty mould": a noun, no verb
             hit = next(((p, a) for p, a in phrases if _at(toks, i, p)), None)
             if hit:
                 action, verb = hit[1], " ".join(hit[0])
                 body_t, body_o = toks[i + len(hit[0]):], orig[i + len(hit[0]):]
                 break
+        if action is None and len(toks) > 2 and toks[1] in ("on", "off") and toks[1] in kb.result_states \
+                and not kb.action_for_verb(toks[0]) and toks[2] not in ("with", "to", "from", "of", "at", "in") \
+                and load_verb_senses().sense(toks[0]) is not None:
+            # "flick off the heater", "click on the lamp": a verb the knowledge lacks with a
+            # particle that says the result
+            action, verb, body_t, body_o = kb.result_states[toks[1]], " ".join(toks[:2]), toks[2:], orig[2:]
         if action is None and toks and _dative(toks, kb):
             # "reach me the nippers", "toss us the rag": a verb the knowledge lacks that gives the
             # user something, as "pass me the nippers" does
@@ -809,16 +850,18 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if verb in kb.split_verbs and len(body_t) > 1 and body_t[-1] in kb.split_verbs[verb]:
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
-        if action is not None and len(body_t) > 1 and body_t[0] in kb.particles \
+        if (action is not None or verb) and len(body_t) > 1 and body_t[0] in kb.particles \
                 and body_t[0] not in kb.result_states and (
                     not any(_at(body_t, 0, r.phrase) for r in kb.relations)
                     or (action != "place" and body_t[1] in _single_determiners(kb))):
             # "open up the box": the particle adds nothing; "bring over the bottle": a relation
             # needs an object before it, none stands before the particle
             body_t, body_o = body_t[1:], body_o[1:]
+        if len(body_t) > 2 and body_t[-1] in _TRAILING_PARTICLES and body_t[-2] not in kb.function_words:
+            body_t, body_o = body_t[:-1], body_o[:-1]     # "pass the rental shoes over": no place
 
-    if action == "pick" and _goes_to_someone(body_t, body_o, kb):
-        action = "handover"              # "take the coin tray over to the client"
+    if action in ("pick", None) and body_t and _goes_to_someone(body_t, body_o, kb) and "handover" in kb.actions:
+        action = "handover"              # "take the coin tray over to the client", "return this passport to Amara"
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
     if action is not None and verb:
@@ -845,6 +888,11 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if r is not None:                # "slice the lemon for the drinks": a purpose, not the object
             purpose = " ".join(body_o[r:])
             body_t, body_o = body_t[:r], body_o[:r]
+    if action is not None and action == kb.action_for_verb("fill") and not purpose:
+        f = next((i for i in range(2, len(body_t) - 1) if body_t[i] == "from"), None)
+        if f is not None:                # "fill the drink bottle from the tap": where the water comes from
+            purpose = " ".join(body_o[f:])
+            body_t, body_o = body_t[:f], body_o[:f]
     args: list[list[str]] = [body_o]
     place_rel = None
     if action == "place":
@@ -928,21 +976,29 @@ def _wordnet_verb(toks: list[str], kb: Knowledge) -> tuple[str, int] | None:
     return None
 
 
-_SOURCE = (("out", "of"), ("off", "of"), ("off",))
+_SOURCE = (("out", "of"), ("off", "of"), ("off",), ("from",))
+
+
+_INDEFINITE_AMOUNTS = ("a", "an", "some", "one", "two", "three", "few", "several", "a few")
 
 
 def _made_from(toks: list[str], kb: Knowledge) -> tuple[int, int] | None:
-    """"a patch out of the neoprene sheet", "a sheet off the vinyl roll": something indefinite made
-    from a definite thing; (end of what is made, start of the thing), or None. Not for an amount
-    ("a piece off the felt"), which the noun phrase reads as any of what follows."""
-    if len(toks) < 4 or toks[0] not in ("a", "an", "some") or toks[1] in kb.partitive_words \
-            or " ".join(toks[:2]) in kb.partitive_words:
+    """"a patch out of the neoprene sheet", "a few shavings off the wax block", "some wick from the
+    spool": something indefinite made from a definite thing; (end of what is made, start of the
+    thing), or None. Not for an amount taken straight off it ("a piece off the felt"), which the
+    noun phrase reads as any of what follows."""
+    start = 1 if toks and toks[0] in ("off", "out") else 0     # "slice off some wick from the spool"
+    lead = next((start + len(p.split()) for p in sorted(_INDEFINITE_AMOUNTS, key=len, reverse=True)
+                 if tuple(toks[start:start + len(p.split())]) == tuple(p.split())), 0)
+    if len(toks) < lead + 3 or lead == start:
         return None
-    for i in range(2, min(len(toks) - 1, 5)):
+    if toks[lead] in kb.partitive_words and toks[lead + 1] in ("off", "from"):
+        return None
+    for i in range(lead + 1, min(len(toks) - 1, lead + 6)):
         src = next((p for p in _SOURCE if _at(toks, i, p)), None)
         if src is not None:
             k = i + len(src)
-            return (i, k) if k < len(toks) and toks[k] not in ("a", "an", "some") else None
+            return (i, k) if k < len(toks) and toks[k] not in _INDEFINITE_AMOUNTS else None
     return None
 
 
@@ -977,15 +1033,18 @@ def _liquid_into(toks: list[str], kb: Knowledge) -> int | None:
         return None
     before = toks[1:k]
     lead = 0
-    while lead < len(before) - 1 and before[lead] in _SOME:
+    dets = _single_determiners(kb)
+    while lead < len(before) - 1 and (before[lead] in _SOME or (known is None and before[lead] in dets)):
         lead += 1
     liquid = before[lead:]
     if not liquid or len(liquid) > 3 or any(w in kb.function_words for w in liquid):
         return None
     if known is not None and lead == 0 and before[0] in {d[0] for d in kb.determiners if len(d) == 1}:
         return None
-    if not load_lexicon().under_any(liquid, [["liquid"], ["beverage"]]):
-        return None
+    verbs = load_verb_senses()
+    pours = verbs.sense(toks[0]) is not None and verbs.action_of(toks[0], {"pour": ["pour"]}) == "pour"
+    if not pours and not load_lexicon().under_any(liquid, [["liquid"], ["beverage"]]):
+        return None                      # "pour wax into the mould": what is poured fills it, liquid or not
     return k + 1
 
 
