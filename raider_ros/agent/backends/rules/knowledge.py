@@ -128,6 +128,7 @@ class Knowledge:
     purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
     closing_parts: frozenset[str] = field(default_factory=frozenset)
     wordnet_verb_actions: tuple[str, ...] = ()  # actions an unknown verb may name by WordNet
+    wordnet_verb_anchors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # action -> more verbs to compare
     artifact_actions: dict[str, str] = field(default_factory=dict)  # action -> the action meant for an artifact
     modal_clauses: list[tuple[str, ...]] = field(default_factory=list)
     colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
@@ -344,6 +345,9 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
     for a in lang.get("wordnet_verb_actions") or []:
         if str(a) not in actions:
             raise KnowledgeError(f"{lw}: wordnet_verb_actions: {a!r} is not an action of actions")
+    for a, vs in (lang.get("wordnet_verb_anchors") or {}).items():
+        if str(a) not in actions or not isinstance(vs, list) or not all(isinstance(v, str) for v in vs):
+            raise KnowledgeError(f"{lw}: wordnet_verb_anchors.{a}: expected an action of actions -> a list of verbs")
     for k, v in (lang.get("artifact_actions") or {}).items():
         if str(k) not in actions or str(v) not in actions:
             raise KnowledgeError(f"{lw}: artifact_actions: {k!r} -> {v!r}: both must be actions of actions")
@@ -390,6 +394,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),
         closing_parts=frozenset(singular(str(w)) for w in lang.get("closing_parts") or []),
         wordnet_verb_actions=tuple(str(a) for a in lang.get("wordnet_verb_actions") or []),
+        wordnet_verb_anchors={str(a): tuple(str(v) for v in vs) for a, vs in (lang.get("wordnet_verb_anchors") or {}).items()},
         artifact_actions={str(k): str(v) for k, v in (lang.get("artifact_actions") or {}).items()},
         result_states={str(k).lower(): str(v) for k, v in (lang.get("result_states") or {}).items()},
         state_adverbs=frozenset(str(w).lower() for w in lang.get("state_adverbs") or []),

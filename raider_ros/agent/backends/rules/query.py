@@ -186,6 +186,11 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             break
         toks, orig = cut
         partitive = True
+    if len(toks) > 3 and toks[0] in ("whichever", "whatever"):
+        k = next((k for k in range(2, len(toks) - 1) if toks[k] in ("is", "are", "has", "was")), None)
+        if k is not None:                # "whichever device is live": the device that is live
+            toks = ["the"] + toks[1:k] + ["that"] + toks[k:]
+            orig = ["the"] + orig[1:k] + ["that"] + orig[k:]
     shown = [" ".join(split_words(o)).lower() if re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+", o) else t
              for t, o in zip(toks, orig)]       # "SafetyGoggles" is said "safety goggles"
     text = " ".join(_strip_lead(shown, list(orig), kb.determiners)[0])
@@ -812,9 +817,13 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         poured = _liquid_into(toks, kb) if lid is None and wn is None else None
         if poured is not None:           # "pour some water into the kettle": fill the kettle
             wn = ("fill", poured)
+        if lid is None and wn is None and toks and _dative(toks, kb):
+            wn = ("handover", 1)         # "lend me the register that's open": before any later verb word
         if wn is not None:               # "unlock the padlock", "carve the ham": WordNet's sense of the verb
             action, n = wn
             verb, body_t, body_o = " ".join(toks[:1 if poured else n]), toks[n:], orig[n:]
+            if n == 2 and len(body_t) > 2 and body_t[0] == "to" and body_t[1] in _single_determiners(kb):
+                body_t, body_o = body_t[1:], body_o[1:]     # "hold on to the flask", "latch on to the rope"
         dets = _single_determiners(kb)
         for i in range(len(toks) if lid is None and wn is None else 0):
             if i > 0 and toks[i - 1] in dets:
@@ -860,6 +869,11 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if len(body_t) > 2 and body_t[-1] in _TRAILING_PARTICLES and body_t[-2] not in kb.function_words:
             body_t, body_o = body_t[:-1], body_o[:-1]     # "pass the rental shoes over": no place
 
+    t = next((i for i in range(2, len(body_t) - 1) if body_t[i] in kb.tail_leads
+              and body_t[i + 1] in kb.subject_pronouns | {"it"}), None)
+    if t is not None and not purpose:    # "hoist the ballot box so I can sweep under it": why, not which
+        purpose = " ".join(body_o[t:])
+        body_t, body_o = body_t[:t], body_o[:t]
     if action in ("pick", None) and body_t and _goes_to_someone(body_t, body_o, kb) and "handover" in kb.actions:
         action = "handover"              # "take the coin tray over to the client", "return this passport to Amara"
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
@@ -868,6 +882,10 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         body_t, body_o = _inner_particle(action, verb, body_t, body_o, kb)
     body_t, body_o = _drop_participles(body_t, body_o, kb)
     result = ""
+    made = _made_from(body_t, kb) if action is not None and action == kb.action_for_verb("cut") else None
+    if made is not None:                 # "cut a patch out of the neoprene sheet": the sheet is cut
+        result = " ".join(body_o[:made[0]])
+        body_t, body_o = body_t[made[1]:], body_o[made[1]:]
     if action in kb.actions and (len(kb.actions[action].roles) == 1 or action == "pick"):
         single = len(kb.actions[action].roles) == 1       # for pick only idioms ("out of the way")
         r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) and (single or len(p) > 2)
@@ -875,10 +893,6 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if r is not None:                # "cut the bread into slices": what it makes, not the object
             result = " ".join(body_o[r:])
             body_t, body_o = body_t[:r], body_o[:r]
-        made = _made_from(body_t, kb) if action == kb.action_for_verb("cut") else None
-        if made is not None:             # "cut a patch out of the neoprene sheet": the sheet is cut
-            result = " ".join(body_o[:made[0]])
-            body_t, body_o = body_t[made[1]:], body_o[made[1]:]
     if action not in (None, "handover") and not purpose:
         single = action in kb.actions and len(kb.actions[action].roles) == 1
         r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.purpose_phrases)
@@ -963,10 +977,12 @@ def _wordnet_verb(toks: list[str], kb: Knowledge) -> tuple[str, int] | None:
     """(action, words of the verb) for a first word the knowledge lacks whose most frequent WordNet
     sense is, or lies directly under, the first sense of a verb of one of
     ``wordnet_verb_actions`` ("unlock" -> open, "pry open" -> open, "snip" -> slice); None otherwise."""
-    if len(toks) < 2 or not kb.wordnet_verb_actions:
+    if len(toks) < 2 or not (kb.wordnet_verb_actions or kb.wordnet_verb_anchors):
         return None
     senses = load_verb_senses()
     actions = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions}
+    for a, anchors in kb.wordnet_verb_anchors.items():
+        actions[a] = actions.get(a, []) + list(anchors)
     firsts = [toks[0]] + (_verb_bases(toks[0]) if toks[0].endswith("ing") else [])
     for n in ((2, 1) if len(toks) > 2 and toks[1] in kb.particles | set(kb.result_states) else (1,)):
         for first in firsts:
@@ -999,6 +1015,9 @@ def _made_from(toks: list[str], kb: Knowledge) -> tuple[int, int] | None:
         if src is not None:
             k = i + len(src)
             return (i, k) if k < len(toks) and toks[k] not in _INDEFINITE_AMOUNTS else None
+        if toks[i] in ("into", "in") and i + 1 < len(toks) and toks[i + 1] in _single_determiners(kb) \
+                and not load_lexicon().senses([singular(toks[i - 1])]):
+            return i, i + 1              # "carve a notch into the jig": a notch is no thing ("a lemon in the bowl" is)
     return None
 
 
