@@ -47,7 +47,7 @@ from raider_ros.memory.feedback import TRIGGERS
 from raider_ros.memory.record import InteractionRecorder
 from raider_ros.msg import IssueReport, RobotState
 from raider_ros.recovery.plan import Literal, Plan, PlanError, PlanStep, Var
-from raider_ros.ros.port_wait import wait_answer
+from raider_ros.ros.port_wait import ask_once_more, wait_answer
 from raider_ros.executor.safe_plan import PrefixLooker
 from raider_ros.ros.params import Param, declare
 from raider_ros.ros.safety_client import SafetyClient
@@ -128,10 +128,14 @@ class PlanExecutorNode(Node):
 
     def _service(self, client, request, timeout: float):
         # a node being respawned (2 s after it exits, then its start-up) is waited for
-        if not client.wait_for_service(timeout_sec=min(timeout / 2, self.p["server_wait_s"])):
+        wait_s = min(timeout / 2, self.p["server_wait_s"])
+        if not client.wait_for_service(timeout_sec=wait_s):
             raise RuntimeError(f"service {client.srv_name} is not available after {self.p['server_wait_s']:g} s "
                                "(is its node running?)")
-        return self._wait(client.call_async(request), timeout, client.srv_name, alive=client.service_is_ready)
+        return ask_once_more(lambda: client.call_async(request),
+                             lambda f: self._wait(f, timeout, client.srv_name, alive=client.service_is_ready),
+                             lambda: client.wait_for_service(timeout_sec=wait_s), client.srv_name,
+                             self.get_logger().warning)
 
     def _detect(self, query: str, context: str) -> DetectionOutcome:
         problem = request_problem(query, context)
@@ -157,12 +161,16 @@ class PlanExecutorNode(Node):
     def _skill(self, name: str, args: list[str], cancel) -> tuple[bool, str]:
         # a quarter of the port's own time limit: rclpy's wait polls in sleeps that overrun under load,
         # and the reason must come from here, naming the server, not from the port's time-out
-        if not self.skill_client.wait_for_server(timeout_sec=min(self.p["server_wait_s"], self.p["skill_timeout_s"] / 4)):
+        wait_s = min(self.p["server_wait_s"], self.p["skill_timeout_s"] / 4)
+        if not self.skill_client.wait_for_server(timeout_sec=wait_s):
             raise RuntimeError("the execute_skill action server is not available (is sim_world / the robot up?)")
-        handle = self._wait(self.skill_client.send_goal_async(ExecuteSkill.Goal(skill=name, args=list(args))),
-                            min(self.p["skill_goal_wait_s"], self.p["skill_timeout_s"] / 2),
-                            "the execute_skill action server (goal request)",
-                            alive=self.skill_client.server_is_ready)
+        what = "the execute_skill action server (goal request)"
+        # a goal request the server never answered was never accepted: sent again to a respawned server
+        handle = ask_once_more(lambda: self.skill_client.send_goal_async(ExecuteSkill.Goal(skill=name, args=list(args))),
+                               lambda f: self._wait(f, min(self.p["skill_goal_wait_s"], self.p["skill_timeout_s"] / 2),
+                                                    what, alive=self.skill_client.server_is_ready),
+                               lambda: self.skill_client.wait_for_server(timeout_sec=wait_s), what,
+                               self.get_logger().warning)
         if not handle.accepted:
             return False, f"the robot refused the {name} goal (busy)"
         result_future = handle.get_result_async()
