@@ -4,13 +4,7 @@ fuchsia one", a remark with its own subject, a lone "please"), a statement befor
 and "could I have ..."."""
 import pytest
 
-from raider_ros.agent.backends.rules.knowledge import load_knowledge
 from raider_ros.agent.backends.rules.query import parse_query
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
 
 
 def _obj(pq):

@@ -8,40 +8,20 @@ and heating a made thing as switching it on. End to end on dev cases that change
 mended (these are dev cases: they were read before the changes). The colour cases of change 11
 need measured RGB, which only rendered perception gives (evaluate --mode local); their unit tests
 are in test_rules_verbs_liquids_measures.py."""
-import time
 
 import pytest
 
-from raider_ros.agent.backends.rules import RulesReasoner
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool
 from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowledge
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
 from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.prompt import IssuePrompt
 from raider_ros.common.paths import data_dir
 from raider_ros.evaluation.cases import load_benchmark
 from raider_ros.evaluation.scoring import score_case
+from support.rules_fakes import grounder as _grounder
 from support.fake_tools import SceneTools
 
 DEV = load_benchmark(data_dir() / "benchmark" / "dev")
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
-
-
-@pytest.fixture(scope="module")
-def reasoner():
-    r = RulesReasoner()
-    assert r.warm_up(), "the packaged embedding model does not load"
-    return r
-
-
-def _grounder(kb, ids, people=None):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    return Grounder(Observations(conv), kb, Pool(list(ids), None, people or {}), deadline=time.monotonic() + 60)
 
 
 # ------------------------------------------------------------------ reading

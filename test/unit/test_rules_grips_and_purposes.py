@@ -11,11 +11,6 @@ from raider_ros.agent.backends.rules.query import parse_query
 from raider_ros.common.paths import data_dir
 
 
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
-
-
 @pytest.mark.parametrize("query, action, obj", [
     ("Grip the guard on the left of the bowstring.", "pick", "guard"),
     ("Clasp the glass that's still empty.", "pick", "glass"),

@@ -7,26 +7,13 @@ whatever is poured fills what it is poured into, a bare noun phrase taken up by 
 knowledge lacks with on/off ("flick off the heater"), "go and get", a colour word that is part
 of a type's name ("the spruce wedge"), and a whole phrase that names a kind far better than its
 head's category does ("the card machine")."""
-import time
 
 import pytest
 
 from raider_ros.agent.backends.rules import embedding
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool
-from raider_ros.agent.backends.rules.knowledge import load_knowledge
 from raider_ros.agent.backends.rules.lexicon import load_lexicon
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
-
-
-def _grounder(kb, ids):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    return Grounder(Observations(conv), kb, Pool(list(ids)), deadline=time.monotonic() + 60)
+from support.rules_fakes import grounder as _grounder
 
 
 @pytest.mark.parametrize("query, obj, recipient", [
@@ -122,9 +109,8 @@ def test_a_whole_phrase_names_a_kind_better_than_its_head_category(kb):
 
 
 def test_a_noun_whose_second_sense_is_a_person_is_a_role(kb):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
     people = {"Person_1": "Priya Raman", "Person_2": "Tomasz Nowak"}
-    g = Grounder(Observations(conv), kb, Pool(["TapeRoll_1"], None, people), deadline=time.monotonic() + 60)
+    g = _grounder(kb, ["TapeRoll_1"], people)
     np = parse_query("Can the climber have this tape roll?", "", kb).args["recipient"]
     assert sorted(g.ground_person(np).ids) == ["Person_1", "Person_2"]
 

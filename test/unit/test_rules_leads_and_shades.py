@@ -4,21 +4,12 @@ colour word that ends a noun of its own ("ice cream"), a remark whose subject is
 dash, shades of the colour survey compared with the measured RGB, and the last-resort readings
 of a phrase by WordNet (a synonym of what a type holds, the head noun of a phrase whose
 modifiers nothing here has)."""
-import time
-from types import SimpleNamespace
 
 import pytest
 
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool
-from raider_ros.agent.backends.rules.knowledge import load_knowledge
 from raider_ros.agent.backends.rules.lexicon import load_lexicon
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
+from support.rules_fakes import Props as _Props, grounder as _grounder
 
 
 def _obj(pq):
@@ -74,24 +65,6 @@ def test_a_lemma_cut_by_the_plural_rule_is_found():
     assert lex.senses(["contact", "len"]) == lex.senses(["contact", "lens"]) != ()
 
 
-class _Props:
-    """get_obj_properties answers: id -> (colour name, measured RGB)."""
-    def __init__(self, seen):
-        self.seen = seen
-
-    def get(self, tool, obj):
-        colour, rgb = self.seen[obj]
-        return SimpleNamespace(pending=False, ok=True, data={"object": obj, "colour": colour, "rgb": rgb})
-
-
-def _grounder(kb, ids, obs=None):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    g = Grounder(Observations(conv), kb, Pool(list(ids)), deadline=time.monotonic() + 60)
-    if obs is not None:
-        g.obs = obs
-    return g
-
-
 def test_survey_shades_have_their_own_rgb_basic_words_do_not(kb):
     assert "mauve" in kb.colour_shades and "celadon" in kb.colour_shades
     assert "red" not in kb.colour_shades and "grey" not in kb.colour_shades
@@ -108,7 +81,7 @@ def test_a_shade_is_compared_with_the_measured_rgb(kb, word, expected):
     ids = [i for i in seen if i.startswith("Glaze" if word == "celadon" else "Mug")]
     if word == "mauve":
         ids = ids + ["GlazeJar_1"]
-    g = _grounder(kb, ids, _Props(seen))
+    g = _grounder(kb, ids, obs=_Props(seen))
     st = parse_query(f"Pick up the {word} thing", "", kb).args["object"].states[0]
     keep, waiting, why = g._colour_filter(ids, st)
     assert not waiting and keep == expected and len(why) == len(ids) - len(expected)

@@ -2,22 +2,15 @@
 (data/knowledge/wordnet_nouns.tsv.gz), people named by a role (data/knowledge/person_nouns.txt),
 and the grammar of negated predicates, "re-" verbs, titled names and "something to V X with"."""
 import gzip
-import time
 
 import pytest
 
 from raider_ros.agent.backends.rules import embedding
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool, role_words
-from raider_ros.agent.backends.rules.knowledge import load_knowledge
+from raider_ros.agent.backends.rules.grounding import role_words
 from raider_ros.agent.backends.rules.lexicon import load_lexicon
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
 from raider_ros.common.text import singular
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
+from support.rules_fakes import grounder as _grounder
 
 
 @pytest.fixture(scope="module")
@@ -112,11 +105,6 @@ def test_remove_is_no_move_again(kb):
 def test_something_to_do_with_names_the_instrument_not_its_object(kb):
     pq = parse_query("I need something to cut the bread with - could you get it for me?", "", kb)
     assert pq.action == "pick" and pq.args["object"].words == ["something", "to", "cut"]
-
-
-def _grounder(kb, ids, people):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    return Grounder(Observations(conv), kb, Pool(list(ids), people=people), deadline=time.monotonic() + 60)
 
 
 @pytest.mark.parametrize("query, people, expected", [

@@ -2,20 +2,12 @@
 off the bottle": open it), a participle before a relation ("the cheese sitting next to the
 oatcakes"), and a plain noun that WordNet says some types are ("the shoe": the brogues, not the
 shoe horn the embeddings liked)."""
-import time
 
 import pytest
 
 from raider_ros.agent.backends.rules import embedding
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool
-from raider_ros.agent.backends.rules.knowledge import load_knowledge
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
+from support.rules_fakes import grounder as _grounder
 
 
 @pytest.mark.parametrize("query, action, obj", [
@@ -50,8 +42,7 @@ def test_a_plain_noun_names_what_wordnet_says_is_one(kb):
     if not embedding.warm_up():
         pytest.fail(f"the packaged embedding model does not load: {embedding.unavailable_reason()}")
     ids = ["Brogue_1", "Brogue_2", "ShoeHorn_1", "ShoeStretcher_1", "Hammer_1"]
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    g = Grounder(Observations(conv), kb, Pool(ids), deadline=time.monotonic() + 60)
+    g = _grounder(kb, ids)
     np = parse_query("Grab the shoe", "", kb).args["object"]
     assert sorted(g.match_name(np, ids)[0]) == ["Brogue_1", "Brogue_2"]
 
@@ -60,8 +51,7 @@ def test_a_plain_noun_takes_every_kind_of_it_and_no_type_that_only_carries_the_w
     if not embedding.warm_up():
         pytest.fail(f"the packaged embedding model does not load: {embedding.unavailable_reason()}")
     ids = ["CheeseCounter_1", "CheeseKnife_1", "Brie_1", "Cheddar_1", "Gouda_1", "Fig_1"]
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    g = Grounder(Observations(conv), kb, Pool(ids), deadline=time.monotonic() + 60)
+    g = _grounder(kb, ids)
     np = parse_query("Slice the cheese, please.", "", kb).args["object"]
     got, _ = g.match_name(np, ids)
     assert sorted(got) == ["Brie_1", "Cheddar_1", "Gouda_1"]

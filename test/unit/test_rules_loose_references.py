@@ -1,15 +1,13 @@
 """Change 9 of the rules reasoner: a reference no name grounds is read by meaning ("the flat dish
 to the right of the cleaning tank": the ultrasonic cleaner), trailing "as well" / "too", and a
 fronted object taken up by "those" / "get me those"."""
-import time
 
 import pytest
 
 from raider_ros.agent.backends.rules import embedding
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool
 from raider_ros.agent.backends.rules.knowledge import load_knowledge
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
+from support.rules_fakes import grounder as _grounder
 
 
 @pytest.fixture(scope="module")
@@ -17,11 +15,6 @@ def kb():
     if not embedding.warm_up():
         pytest.fail(f"the packaged embedding model does not load: {embedding.unavailable_reason()}")
     return load_knowledge()
-
-
-def _grounder(kb, ids):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    return Grounder(Observations(conv), kb, Pool(list(ids)), deadline=time.monotonic() + 60)
 
 
 def _object(kb, query):

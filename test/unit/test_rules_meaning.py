@@ -1,15 +1,13 @@
 """Grounding by meaning: a phrase that names no type and no category is compared with the
 visible types' names and one-line descriptions (data/knowledge/object_types.yaml) by sentence
 embedding, helped by the words the two share. Needs the packaged MiniLM model."""
-import time
 
 import pytest
 
 from raider_ros.agent.backends.rules import embedding
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool
 from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowledge
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
+from support.rules_fakes import grounder as _grounder
 
 BATHROOM = ["Bathtub_1", "Cup_1", "Faucet_1", "HairDryer_1", "Sink_1", "Soap_1", "Toothbrush_1", "Towel_1"]
 OFFICE = ["Book_1", "Chair_1", "Desk_1", "DeskLamp_1", "Laptop_1", "Monitor_1", "Mug_1", "Pencil_1", "Printer_1"]
@@ -24,8 +22,7 @@ def kb():
 
 
 def ground(kb, query, ids):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    g = Grounder(Observations(conv), kb, Pool(list(ids)), deadline=time.monotonic() + 60)
+    g = _grounder(kb, ids)
     np = parse_query(query, "", kb).args["object"]
     return g.match_name(np, list(ids))
 
@@ -74,8 +71,7 @@ CAFE = ["Croissant_1", "Muffin_1", "Cup_1", "Saucer_1", "Napkin_1", "CashRegiste
      ["Cake_1", "Muffin_1", "Scone_1"]),
 ])
 def test_other_names_and_plurals(kb, query, ids, expected):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    g = Grounder(Observations(conv), kb, Pool(list(ids)), deadline=time.monotonic() + 60)
+    g = _grounder(kb, ids)
     assert sorted(g.ground(parse_query(query, "", kb).args["object"]).ids) == expected
 
 
@@ -86,8 +82,7 @@ def test_a_category_takes_types_whose_description_says_they_are_of_it(kb):
 
 
 def test_a_clause_reads_as_a_state(kb):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    g = Grounder(Observations(conv), kb, Pool(["Mug_1", "Mug_2"]), deadline=time.monotonic() + 60)
+    g = _grounder(kb, ["Mug_1", "Mug_2"])
     for query in ("Grab the mug that needs washing.", "Grab the mug that got dirty at lunch."):
         st = g._clause_state(parse_query(query, "", kb).args["object"])
         assert st is not None and (st.key, st.value) == ("clean", False)

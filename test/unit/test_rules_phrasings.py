@@ -3,12 +3,10 @@ by meaning, negated relations, several qualifiers on one noun, result and instru
 a second request, relations to the robot itself, colours measured by perception, owners
 ("Adriana's medicine"), and a "not found" answer that names only the closest ids."""
 import re
-import time
 
 import pytest
 
 from raider_ros.agent.backends.rules import RulesReasoner
-from raider_ros.agent.backends.rules.knowledge import load_knowledge
 from raider_ros.agent.backends.rules.query import parse_query
 from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.prompt import IssuePrompt
@@ -20,18 +18,6 @@ from support.fake_tools import SceneTools, drive
 
 DEV = load_benchmark(data_dir() / "benchmark" / "dev")
 PROBES = [c for c in DEV.cases if c.id.startswith("kp-")]
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
-
-
-@pytest.fixture(scope="module")
-def reasoner():
-    r = RulesReasoner()
-    assert r.warm_up(), "the packaged embedding model does not load"
-    return r
 
 
 def one(kb, query, role="object"):

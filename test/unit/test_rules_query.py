@@ -6,11 +6,6 @@ from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowl
 from raider_ros.agent.backends.rules.query import parse_query
 
 
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
-
-
 def args(pq):
     return {role: np.words for role, np in pq.args.items()}
 

@@ -6,13 +6,8 @@ import pytest
 
 from raider_ros.agent.backends.rules.checks import Checker
 from raider_ros.agent.backends.rules.grounding import _genus
-from raider_ros.agent.backends.rules.knowledge import load_knowledge, type_words
+from raider_ros.agent.backends.rules.knowledge import type_words
 from raider_ros.agent.backends.rules.query import parse_query
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
 
 
 def parse(kb, q, context=""):

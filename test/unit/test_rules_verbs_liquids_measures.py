@@ -4,23 +4,15 @@ into the kettle"), "the slab of wax" as the wax slab or the wax, shades named by
 ("olive green"), a colour that perception reported as its neighbour by a close call, and a
 fronted object taken up by "it" after a verb the knowledge lacks."""
 import gzip
-import time
-from types import SimpleNamespace
 
 import pytest
 
 from raider_ros.agent.backends.rules import embedding
-from raider_ros.agent.backends.rules.grounding import Grounder, Pool
 from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowledge
 from raider_ros.agent.backends.rules.lexicon import VerbSenses, load_lexicon, load_verb_senses
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.backends.rules.transcript import Observations, read_conversation
 from raider_ros.common.paths import data_dir
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return load_knowledge()
+from support.rules_fakes import Props as _Props, grounder as _grounder
 
 
 # ------------------------------------------------------------------ verbs by WordNet
@@ -76,6 +68,18 @@ def test_the_verb_table_is_read_and_a_broken_line_is_named(tmp_path):
     assert load_verb_senses(str(tmp_path / "missing.tsv.gz")).sense("unlock") is None
 
 
+def test_the_noun_table_names_a_broken_line_and_reads_comments_as_nothing(tmp_path):
+    good = tmp_path / "nouns.tsv.gz"
+    with gzip.open(good, "wt") as f:
+        f.write("# a comment\n\nL\tmug\t1,2\n")
+    assert load_lexicon(str(good)).senses(["mug"])
+    bad = tmp_path / "nouns_bad.tsv.gz"
+    with gzip.open(bad, "wt") as f:
+        f.write("L\tmug\t1\nX\tcup\t2\n")
+    with pytest.raises(ValueError, match=r"nouns_bad.tsv.gz:2: expected 'L\|A\|S"):
+        load_lexicon(str(bad))
+
+
 def test_wordnet_verb_actions_must_be_actions(tmp_path):
     src = data_dir() / "knowledge"
     for f in src.iterdir():
@@ -121,14 +125,6 @@ def test_liquids_are_told_by_wordnet():
 
 # ------------------------------------------------------------------ "the slab of wax"
 
-def _grounder(kb, ids, obs=None):
-    conv = read_conversation([{"role": "system", "content": ""}, {"role": "user", "content": "Query: x"}])
-    g = Grounder(Observations(conv), kb, Pool(list(ids)), deadline=time.monotonic() + 60)
-    if obs is not None:
-        g.obs = obs
-    return g
-
-
 @pytest.mark.parametrize("query, ids, expected", [
     ("Could you trim the strip of hide?", ["HideStrip_1", "Awl_1", "Hammer_1"], ["HideStrip_1"]),
     ("Slice the strip of hide in two.", ["Hide_1", "Awl_1"], ["Hide_1"]),
@@ -150,16 +146,6 @@ def test_a_phrase_of_something_absent_still_grounds_nothing(kb):
 
 # ------------------------------------------------------------------ colours
 
-class _Props:
-    """get_obj_properties answers: id -> (colour name, measured RGB)."""
-    def __init__(self, seen):
-        self.seen = seen
-
-    def get(self, tool, obj):
-        colour, rgb = self.seen[obj]
-        return SimpleNamespace(pending=False, ok=True, data={"object": obj, "colour": colour, "rgb": rgb})
-
-
 def test_a_two_word_shade_is_one_colour(kb):
     assert "olive green" in kb.colour_shades and "mustard yellow" in kb.colour_shades
     assert "dark blue" not in kb.colour_shades          # "dark" qualifies many colours: blue counts
@@ -169,7 +155,7 @@ def test_a_two_word_shade_is_one_colour(kb):
 
 def test_a_two_word_shade_is_compared_with_the_measured_rgb(kb):
     seen = {"ThreadSpool_1": ("red", [0.80, 0.15, 0.12]), "ThreadSpool_2": ("brown", [0.40, 0.45, 0.20])}
-    g = _grounder(kb, seen, _Props(seen))
+    g = _grounder(kb, seen, obs=_Props(seen))
     st = parse_query("Get me the olive green thread", "", kb).args["object"].states[0]
     keep, waiting, why = g._colour_filter(list(seen), st)
     assert not waiting and keep == ["ThreadSpool_2"] and why == ["ThreadSpool_1 is red, not olive green"]
@@ -178,7 +164,7 @@ def test_a_two_word_shade_is_compared_with_the_measured_rgb(kb):
 def test_a_close_call_of_perception_counts_for_the_neighbouring_colour(kb):
     # [0.8, 0.3, 0.1] is reported red, but it is about as near orange's reference as red's
     seen = {"FlyBox_1": ("green", [0.25, 0.60, 0.25]), "FlyBox_2": ("red", [0.80, 0.30, 0.10])}
-    g = _grounder(kb, seen, _Props(seen))
+    g = _grounder(kb, seen, obs=_Props(seen))
     st = parse_query("Bring me the orange fly box", "", kb).args["object"].states[0]
     keep, _, _ = g._colour_filter(list(seen), st)
     assert keep == ["FlyBox_2"] and any("FlyBox_2 was reported red" in n for n in g.notes)
@@ -186,7 +172,7 @@ def test_a_close_call_of_perception_counts_for_the_neighbouring_colour(kb):
 
 def test_a_plain_red_is_not_orange(kb):
     seen = {"FlyBox_1": ("green", [0.25, 0.60, 0.25]), "FlyBox_2": ("red", [0.85, 0.12, 0.12])}
-    g = _grounder(kb, seen, _Props(seen))
+    g = _grounder(kb, seen, obs=_Props(seen))
     st = parse_query("Bring me the orange fly box", "", kb).args["object"].states[0]
     keep, _, why = g._colour_filter(list(seen), st)
     assert keep == [] and "FlyBox_2 is red" in why

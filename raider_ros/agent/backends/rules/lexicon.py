@@ -113,6 +113,23 @@ class Lexicon:
         return any(kind[0] in self.ancestors(s) for s in senses)
 
 
+def _rows(path, ok, layout: str):
+    """The three-column rows of a gzipped WordNet table (comments and blank lines skipped;
+    nothing when the file is absent); ValueError naming the file, line and ``layout`` for a
+    row that is not three columns or fails ``ok``."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if line.startswith("#") or not line.strip():
+                    continue
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 3 or not ok(parts):
+                    raise ValueError(f"{path}:{n}: expected '{layout}', got {line.strip()[:60]!r}")
+                yield parts
+    except FileNotFoundError:
+        return
+
+
 @lru_cache(maxsize=2)
 def load_lexicon(path: str | None = None) -> Lexicon:
     """The table of data/knowledge/wordnet_nouns.tsv.gz (an empty lexicon when it is absent)."""
@@ -121,17 +138,8 @@ def load_lexicon(path: str | None = None) -> Lexicon:
     up: dict[str, tuple[str, ...]] = {}
     later: dict[str, tuple[str, ...]] = {}
     tables = {"L": senses, "S": up, "A": later}
-    try:
-        with gzip.open(p, "rt", encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.startswith("#") or not line.strip():
-                    continue
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) != 3 or parts[0] not in tables:
-                    raise ValueError(f"{p}:{n}: expected 'L|A|S<TAB>key<TAB>synsets', got {line.strip()[:60]!r}")
-                tables[parts[0]][parts[1]] = tuple(parts[2].split(","))
-    except FileNotFoundError:
-        pass
+    for parts in _rows(p, lambda parts: parts[0] in tables, "L|A|S<TAB>key<TAB>synsets"):
+        tables[parts[0]][parts[1]] = tuple(parts[2].split(","))
     return Lexicon(senses, up, later)
 
 
@@ -164,17 +172,8 @@ def load_verb_senses(path: str | None = None) -> VerbSenses:
     p = data_dir() / "knowledge" / "wordnet_verbs.tsv.gz" if path is None else path
     first: dict[str, str] = {}
     up: dict[str, tuple[str, ...]] = {}
-    try:
-        with gzip.open(p, "rt", encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.startswith("#") or not line.strip():
-                    continue
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) != 3 or not parts[1].isdigit():
-                    raise ValueError(f"{p}:{n}: expected 'verb<TAB>synset<TAB>hypernyms', got {line.strip()[:60]!r}")
-                first[parts[0]] = parts[1]
-                if parts[2]:
-                    up[parts[1]] = tuple(parts[2].split(","))
-    except FileNotFoundError:
-        pass
+    for parts in _rows(p, lambda parts: parts[1].isdigit(), "verb<TAB>synset<TAB>hypernyms"):
+        first[parts[0]] = parts[1]
+        if parts[2]:
+            up[parts[1]] = tuple(parts[2].split(","))
     return VerbSenses(first, up)
