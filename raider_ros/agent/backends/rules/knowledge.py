@@ -21,6 +21,11 @@ from raider_ros.common.vocabulary import RELATIONS
 _ID_SUFFIX = re.compile(r"[_\s-]*\d+$")
 
 
+# the readings of verb_kinds (language.yaml): a verb of carrying with an object is picking it up
+# ("lug the scale out to the yard"); one of making with a thing made from an object is cutting it
+VERB_KINDS = ("carrying", "making")
+
+
 class KnowledgeError(ValueError):
     """A knowledge file that cannot be used; the message names the file and the field."""
 
@@ -130,6 +135,9 @@ class Knowledge:
     wordnet_verb_actions: tuple[str, ...] = ()  # actions an unknown verb may name by WordNet
     wordnet_verb_anchors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # action -> more verbs to compare
     artifact_actions: dict[str, str] = field(default_factory=dict)  # action -> the action meant for an artifact
+    verb_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)  # carrying / making -> anchor verbs
+    continuation_leads: list[tuple[str, ...]] = field(default_factory=list)  # "and the case ... too": no verb
+    piece_counts: frozenset[str] = field(default_factory=frozenset)  # "into two", "in half": a division
     modal_clauses: list[tuple[str, ...]] = field(default_factory=list)
     colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
     result_states: dict[str, str] = field(default_factory=dict)      # "flip it shut": word -> action
@@ -348,6 +356,9 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
     for a, vs in (lang.get("wordnet_verb_anchors") or {}).items():
         if str(a) not in actions or not isinstance(vs, list) or not all(isinstance(v, str) for v in vs):
             raise KnowledgeError(f"{lw}: wordnet_verb_anchors.{a}: expected an action of actions -> a list of verbs")
+    for k, vs in (lang.get("verb_kinds") or {}).items():
+        if str(k) not in VERB_KINDS or not isinstance(vs, list) or not vs or not all(isinstance(v, str) for v in vs):
+            raise KnowledgeError(f"{lw}: verb_kinds.{k}: expected one of {', '.join(VERB_KINDS)} -> a list of verbs")
     for k, v in (lang.get("artifact_actions") or {}).items():
         if str(k) not in actions or str(v) not in actions:
             raise KnowledgeError(f"{lw}: artifact_actions: {k!r} -> {v!r}: both must be actions of actions")
@@ -396,6 +407,9 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         wordnet_verb_actions=tuple(str(a) for a in lang.get("wordnet_verb_actions") or []),
         wordnet_verb_anchors={str(a): tuple(str(v) for v in vs) for a, vs in (lang.get("wordnet_verb_anchors") or {}).items()},
         artifact_actions={str(k): str(v) for k, v in (lang.get("artifact_actions") or {}).items()},
+        verb_kinds={str(k): tuple(str(v) for v in vs) for k, vs in (lang.get("verb_kinds") or {}).items()},
+        continuation_leads=_phrases(lang.get("continuation_leads") or [], f"{lw}: continuation_leads"),
+        piece_counts=frozenset(str(w).lower() for w in lang.get("piece_counts") or []),
         result_states={str(k).lower(): str(v) for k, v in (lang.get("result_states") or {}).items()},
         state_adverbs=frozenset(str(w).lower() for w in lang.get("state_adverbs") or []),
         is_contractions=frozenset(str(w).lower() for w in lang.get("is_contractions") or []),

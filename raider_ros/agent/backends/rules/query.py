@@ -24,7 +24,7 @@ from typing import Callable
 from raider_ros.common.text import singular, split_words, word_key
 
 from .lexicon import load_lexicon, load_verb_senses
-from .knowledge import Knowledge
+from .knowledge import Knowledge, type_words
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+(?:'[A-Za-z]+)?")
 _KEEP_APOSTROPHE = {"it's", "that's", "what's", "there's", "he's", "she's", "i'm", "let's", "who's"}
@@ -187,7 +187,8 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         toks, orig = cut
         partitive = True
     if len(toks) > 3 and toks[0] in ("whichever", "whatever"):
-        k = next((k for k in range(2, len(toks) - 1) if toks[k] in ("is", "are", "has", "was")), None)
+        k = next((k for k in range(2, len(toks) - 1) if toks[k] in ("is", "are", "has", "was", "have")
+                  or toks[k] in _BE_NOT or toks[k] in _HAVE_NOT), None)
         if k is not None:                # "whichever device is live": the device that is live
             toks = ["the"] + toks[1:k] + ["that"] + toks[k:]
             orig = ["the"] + orig[1:k] + ["that"] + orig[k:]
@@ -543,12 +544,14 @@ def parse_query(query: str, context: str, kb: Knowledge,
     q = q.strip().strip("\"'\u201c\u201d` ")
     pq = _structured(q, kb) or _pddl_like(q, kb)
     if pq is None:
-        q = _indirect(q, kb)
+        said = q
+        q = _indirect(_instrument_first(q, kb), kb)
         request, clarifications = _remarks(q, kb)
         if clarifications:       # "..., I mean the red one": read like a clarification
             context = "\n".join(clarifications + [context]).strip()
         pq = _natural(_let_have(request, kb), kb, guess_verb)
         pq.text = q
+        _pronoun_to_name(pq, said, kb)
     if context.strip():
         merge_context(pq, context, kb)
     return pq
@@ -743,8 +746,51 @@ def _indirect(q: str, kb: Knowledge) -> str:
     return q
 
 
+_THIRD_PERSON = ("him", "her", "them")
+_TITLES = ("mr", "mrs", "ms", "miss", "mx", "dr", "doctor", "professor", "prof", "sir", "madam")
+
+
+def _pronoun_to_name(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
+    """"Tomasz wants this sunscreen; would you get it to him?": a recipient "him"/"her"/"them" is
+    the one person the request names elsewhere (a capitalised name, with a title or not). Left
+    alone when no name or several are named."""
+    rec = pq.args.get("recipient")
+    if pq.action != "handover" or rec is None or rec.raw.lower() not in _THIRD_PERSON:
+        return
+    names = _names(query_words(q), kb)
+    if len(names) == 1:
+        pq.args["recipient"] = parse_np(names[0], kb)
+
+
+def _names(orig: list[str], kb: Knowledge) -> list[list[str]]:
+    """The runs of capitalised words that name someone: after a title ("Mr Pemberton"), anywhere
+    but the first word, or a first word that is no English word ("Tomasz wants ...")."""
+    lex, verbs = load_lexicon(), load_verb_senses()
+    out: list[list[str]] = []
+    i = 0
+    while i < len(orig):
+        w = orig[i]
+        low = w.lower().split("'")[0]
+        title = low in _TITLES and i + 1 < len(orig) and orig[i + 1][:1].isupper()
+        if not (w[:1].isupper() and w.isalpha() or title) or low == "i" or low in kb.function_words:
+            i += 1
+            continue
+        if not title and i == 0 and (lex.senses([low]) or verbs.sense(low) or any(_at([low], 0, p) for p in kb.lead_fillers)):
+            i += 1                       # "Could ...", "Pass ...": a sentence's first word
+            continue
+        j = i + 1
+        while j < len(orig) and orig[j][:1].isupper() and orig[j].isalpha():
+            j += 1
+        out.append(orig[i:j])
+        i = j
+    return out
+
+
 _TRAILING_PARTICLES = ("over", "across", "along", "round", "around")
 _LET_HAVE = ("could", "can", "may", "might", "let")
+_SEE_THAT = (("make", "sure", "that"), ("make", "sure"), ("see", "to", "it", "that"), ("see", "that"), ("ensure", "that"),
+             ("ensure",))
+_GETS = ("gets", "has", "receives", "get", "have", "receive")
 
 
 def _let_have(q: str, kb: Knowledge) -> str:
@@ -753,9 +799,17 @@ def _let_have(q: str, kb: Knowledge) -> str:
     who has it must be a person: a capitalised name, a person word or a role noun."""
     orig = query_words(q)
     toks = [t.lower() for t in orig]
-    if len(toks) < 4 or toks[0] not in _LET_HAVE or "have" not in toks[2:-1]:
+    toks, orig = _strip_lead(toks, orig, kb.lead_fillers)
+    see = next((len(p) for p in _SEE_THAT if _at(toks, 0, p)), 0)
+    if see:                              # "make sure Oluwaseun gets his scarf": the same, said as a result
+        k = next((i for i in range(see + 1, len(toks) - 1) if toks[i] in _GETS), None)
+        if k is None:
+            return q
+        toks, orig, k = ["let"] + toks[see:], ["let"] + orig[see:], k - see + 1
+    elif len(toks) < 4 or toks[0] not in _LET_HAVE or "have" not in toks[2:-1]:
         return q
-    k = toks.index("have", 2)
+    else:
+        k = toks.index("have", 2)
     who_t, who_o, what = toks[1:k], orig[1:k], orig[k + 1:]
     if who_t[0] in kb.subject_pronouns or who_t[0] in ("i", "we", "you"):
         return q                         # "could you have a look", "can I have the mug": not someone else
@@ -787,6 +841,7 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         later = " ".join(orig[c:])
         toks, orig = _strip_trail(toks[:c], orig[:c], kb.trail_fillers)
     action, verb, body_t, body_o = None, "", toks, orig
+    carried = False
     if toks and toks[0].endswith("ing"):    # "closing up the box": the verb's base form
         base = next((f for f in _verb_bases(toks[0]) if kb.action_for_verb(f)), None)
         if base is not None:
@@ -808,6 +863,11 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
     elif result_action is not None:      # "flip the laptop shut", "get the lamp on"
         action, verb = result_action, f"{toks[0]} {toks[-1]}"
         body_t, body_o = toks[1:-1], orig[1:-1]
+    elif _verb_kind(toks, "carrying", kb) and "pick" in kb.actions:
+        # "lug the perch scale out to the yard", "move the printer over to the box office": to carry
+        # a thing it is picked up (where it goes is said apart, unless it goes to someone)
+        action, verb, body_t, body_o = "pick", toks[0], toks[1:], orig[1:]
+        carried = True
     else:
         phrases = _verb_phrases(kb)
         lid = _lid_move(toks[1:], kb) if toks and not kb.action_for_verb(toks[0]) else None
@@ -844,6 +904,11 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
             # user something, as "pass me the nippers" does
             action, verb, body_t, body_o = "handover", toks[0], toks[1:], orig[1:]
         if action is None and toks:
+            bare = _verbless(toks, kb)
+            if bare is not None and "pick" in kb.actions:
+                # "And the case to the right of the tape too": no verb, the object is asked for
+                action, verb, body_t, body_o = "pick", "", toks[bare:], orig[bare:]
+        if action is None and toks:
             n = 2 if len(toks) > 2 and toks[1] in kb.particles else 1
             guess = guess_verb(" ".join(toks[:n])) if guess_verb is not None else None
             if guess in kb.actions:      # a verb the knowledge lacks, read by its meaning
@@ -868,6 +933,36 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
             body_t, body_o = body_t[1:], body_o[1:]
         if len(body_t) > 2 and body_t[-1] in _TRAILING_PARTICLES and body_t[-2] not in kb.function_words:
             body_t, body_o = body_t[:-1], body_o[:-1]     # "pass the rental shoes over": no place
+    said = [verb] + ([f"{verb} {toks[1]}"] if len(toks) > 1 and toks[1] in kb.particles else [])
+    by_verb = _open_or_close(said, [], kb, verb_only=True) if verb and "open" in kb.actions and "close" in kb.actions \
+        else None
+    lifted = len(said) > 1 and said[1].split()[-1] in ("up", "off", "back")     # "flip up the cap on ..."
+    fastened = _fastening_of(body_t, kb, parts=action != "place" or by_verb is not None or lifted) \
+        if action in (None, "place", "open", "close") and verb and kb.action_for_verb(verb) != "place" else None
+    if fastened is not None and "open" in kb.actions and "close" in kb.actions:
+        # "unhook the catch on the body cord", "flip the latches on the mic case", "loosen the cap of
+        # the glue tube": the thing the fastening or lid holds shut is opened; closed by a verb of
+        # closing or fastening ("do up the buckle on the bag", "tighten the cap on the bottle")
+        reading = by_verb or (action if action in ("open", "close") else _open_or_close(said, body_t[:fastened - 1] + said[1].split()[1:] if len(said) > 1 else body_t[:fastened - 1], kb))
+        if reading is not None:          # the verb first: "undo the lid on the tin" opens it
+            action = reading
+            body_t, body_o = body_t[fastened:], body_o[fastened:]
+    cut = kb.action_for_verb("cut")
+    if cut is not None and action in (None, "place") and kb.action_for_verb(verb) != "place" \
+            and _divided(body_t, kb) is not None:
+        action = cut                     # "separate the rope coil into two lengths": it is cut
+    if cut is not None and action in (None, "place") and verb:
+        through = _cutter_through(body_t, kb)
+        if through is not None:          # "put the knife through the rope": the rope is cut, with the knife
+            body_t, body_o = body_t[through:] + ["with"] + body_t[:through - 1], \
+                body_o[through:] + ["with"] + body_o[:through - 1]
+            action = cut
+        elif action is None and _cuts_with(body_t, kb):   # "part the strip with the knife": a verb the knowledge
+            action = cut                 # lacks, done with a cutting tool
+        elif action is None and _verb_kind([verb] + body_t, "making", kb):
+            made = _made_from(body_t, kb, also_of=True)
+            if made is not None:         # "make two short lengths of the tape": the tape is cut
+                action = cut
 
     t = next((i for i in range(2, len(body_t) - 1) if body_t[i] in kb.tail_leads
               and body_t[i + 1] in kb.subject_pronouns | {"it"}), None)
@@ -876,13 +971,19 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         body_t, body_o = body_t[:t], body_o[:t]
     if action in ("pick", None) and body_t and _goes_to_someone(body_t, body_o, kb) and "handover" in kb.actions:
         action = "handover"              # "take the coin tray over to the client", "return this passport to Amara"
+    if carried and action == "pick" and not purpose:
+        d = _destination(body_t, kb)
+        if d is not None:                # "... out to the weathering ground": where it goes, not which
+            purpose = " ".join(body_o[d[1]:])
+            body_t, body_o = body_t[:d[0]], body_o[:d[0]]
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
     if action is not None and verb:
         body_t, body_o = _inner_particle(action, verb, body_t, body_o, kb)
     body_t, body_o = _drop_participles(body_t, body_o, kb)
     result = ""
-    made = _made_from(body_t, kb) if action is not None and action == kb.action_for_verb("cut") else None
+    made = _made_from(body_t, kb, also_of=_verb_kind([verb] + body_t, "making", kb)) \
+        if action is not None and action == kb.action_for_verb("cut") else None
     if made is not None:                 # "cut a patch out of the neoprene sheet": the sheet is cut
         result = " ".join(body_o[:made[0]])
         body_t, body_o = body_t[made[1]:], body_o[made[1]:]
@@ -995,14 +1096,15 @@ def _wordnet_verb(toks: list[str], kb: Knowledge) -> tuple[str, int] | None:
 _SOURCE = (("out", "of"), ("off", "of"), ("off",), ("from",))
 
 
-_INDEFINITE_AMOUNTS = ("a", "an", "some", "one", "two", "three", "few", "several", "a few")
+_INDEFINITE_AMOUNTS = ("a", "an", "some", "one", "two", "three", "few", "several", "a few", "another")
 
 
-def _made_from(toks: list[str], kb: Knowledge) -> tuple[int, int] | None:
+def _made_from(toks: list[str], kb: Knowledge, also_of: bool = False) -> tuple[int, int] | None:
     """"a patch out of the neoprene sheet", "a few shavings off the wax block", "some wick from the
     spool": something indefinite made from a definite thing; (end of what is made, start of the
     thing), or None. Not for an amount taken straight off it ("a piece off the felt"), which the
-    noun phrase reads as any of what follows."""
+    noun phrase reads as any of what follows. ``also_of``: after a verb of making, "of" names
+    the material too ("make two short lengths of the tape")."""
     start = 1 if toks and toks[0] in ("off", "out") else 0     # "slice off some wick from the spool"
     lead = next((start + len(p.split()) for p in sorted(_INDEFINITE_AMOUNTS, key=len, reverse=True)
                  if tuple(toks[start:start + len(p.split())]) == tuple(p.split())), 0)
@@ -1011,14 +1113,154 @@ def _made_from(toks: list[str], kb: Knowledge) -> tuple[int, int] | None:
     if toks[lead] in kb.partitive_words and toks[lead + 1] in ("off", "from"):
         return None
     for i in range(lead + 1, min(len(toks) - 1, lead + 6)):
-        src = next((p for p in _SOURCE if _at(toks, i, p)), None)
+        src = next((p for p in _SOURCE + ((("of",),) if also_of else ()) if _at(toks, i, p)), None)
         if src is not None:
             k = i + len(src)
+            if src == ("of",) and (k >= len(toks) or toks[k] not in _single_determiners(kb)):
+                return None              # "make a cup of tea": what it is of, not made from
             return (i, k) if k < len(toks) and toks[k] not in _INDEFINITE_AMOUNTS else None
         if toks[i] in ("into", "in") and i + 1 < len(toks) and toks[i + 1] in _single_determiners(kb) \
                 and not load_lexicon().senses([singular(toks[i - 1])]):
             return i, i + 1              # "carve a notch into the jig": a notch is no thing ("a lemon in the bowl" is)
     return None
+
+
+_DESTINATION = ("to", "into", "onto", "toward", "towards", "in")
+
+
+def _verb_kind(toks: list[str], kind: str, kb: Knowledge) -> bool:
+    """Whether the first word is a verb of ``kind`` (verb_kinds of language.yaml: its most frequent
+    WordNet sense is, or lies directly under, an anchor's) followed by an object (a determiner; for
+    making also an amount, "make two lengths of ...")."""
+    anchors = kb.verb_kinds.get(kind)
+    if not anchors or len(toks) < 3 or not (toks[1] in _single_determiners(kb) or
+                                            (kind == "making" and toks[1] in _INDEFINITE_AMOUNTS + tuple(kb.piece_counts))):
+        return False
+    if kb.action_for_verb(toks[0]) not in (None, "approach"):
+        return False                     # "pass the salt", "bring the cup": the knowledge's own reading
+    senses = load_verb_senses()
+    if senses.action_of(toks[0], {kind: list(anchors)}) != kind:
+        return False
+    # the ways to travel ("walk", "follow", "go") share "move"'s sense: only the anchor itself
+    return toks[0] in anchors or senses.action_of(toks[0], {"travel": ["travel"]}) != "travel"
+
+
+def _verbless(toks: list[str], kb: Knowledge) -> int | None:
+    """Where the object starts in a request with no verb ("And the case to the right of the tape
+    too", "Now the hood"): after continuation leads, at a determiner, with no auxiliary after it
+    (not "the mug is dirty"); None otherwise."""
+    lead = next((len(p) for p in sorted(kb.continuation_leads, key=len, reverse=True) if _at(toks, 0, p)), 0)
+    if len(toks) < lead + 2 or toks[lead] not in _single_determiners(kb):
+        return None
+    cond = next((i for i in range(lead, len(toks)) if toks[i] in ("if", "when", "whenever")), len(toks))
+    if any(t in _AUX or t in _BE_NOT for t in toks[lead:cond]):
+        return None                      # "the mug is dirty"; not "..., if you would"
+    return lead
+
+
+_FASTEN = ("fasten", "do up", "secure", "tighten")
+
+
+def _open_or_close(said: list[str], part: list[str], kb: Knowledge, verb_only: bool = False) -> str | None:
+    """What a verb does to the thing whose fastening or lid it handles: close for a verb of closing
+    or fastening (WordNet, _FASTEN), open for one of opening or undoing (_UNFASTEN); for a
+    fastening any other verb opens ("flip the latches"), for a lid only with "back"/"off"/"up"
+    ("peel the lid back"); None otherwise ("wipe the cover of the book")."""
+    senses = load_verb_senses()
+    shut = {"close": [" ".join(v) for v in kb.actions["close"].verbs] + list(_FASTEN)}
+    opens = {"open": [" ".join(v) for v in kb.actions["open"].verbs] + list(_UNFASTEN)}
+    if any(kb.action_for_verb(v) == "close" or senses.action_of(v, shut) == "close" for v in said):
+        return "close"
+    if any(kb.action_for_verb(v) == "open" or senses.action_of(v, opens) == "open" for v in said):
+        return "open"
+    if verb_only:
+        return None
+    words = [singular(w) for w in part if w not in _single_determiners(kb)]
+    if words and words[-1] not in kb.closing_parts and words[-1] not in ("back", "off", "up"):
+        return "open"                    # a fastening
+    return "open" if any(w in ("back", "off", "up") for w in part) else None
+
+
+_UNFASTEN = ("undo", "unfasten", "remove", "loosen")
+
+
+def _fastening_of(toks: list[str], kb: Knowledge, parts: bool = True) -> int | None:
+    """"the catch on the green body cord", "the latches of the case", "the lid back on the tin":
+    where the thing a fastening (WordNet: a latch, clasp, buckle, zip, catch...) or, with
+    ``parts``, a closing part (closing_parts: lid, cap, cover...) belongs to starts, or None."""
+    dets = _single_determiners(kb)
+    k = 1 if toks and toks[0] in dets else 0
+    for i in range(k + 1, min(len(toks) - 1, k + 4)):
+        if toks[i] not in ("on", "of") or (toks[i + 1] not in dets and toks[i + 1] not in ("whichever", "whatever")):
+            continue
+        part = [singular(w) for w in toks[k:i] if w not in kb.particles]
+        if part and ((parts and part[-1] in kb.closing_parts) or
+                     load_lexicon().any_sense_under(part[-1:], [["fastening"]], senses=6)):
+            return i + 1
+    return None
+
+
+def _divided(toks: list[str], kb: Knowledge) -> int | None:
+    """Where "into two ...", "in half", "into single stubs" starts (the object is divided), or None."""
+    for i in range(1, len(toks) - 1):
+        if toks[i] in ("into", "in") and toks[i + 1] in kb.piece_counts:
+            return i
+    return None
+
+
+def _cutting_tool(words: list[str], kb: Knowledge) -> bool:
+    """Whether a noun phrase's head names a cutting tool (a type of the cutting_tools list, or its
+    head word: "knife"; or a kind of knife by WordNet: "scalpel")."""
+    words = [singular(w) for w in words if w not in _single_determiners(kb)]
+    if not words:
+        return False
+    heads = {(type_words(t) or [""])[-1] for t in kb.type_lists.get("cutting_tools", ())}
+    return words[-1] in heads or bool(load_lexicon().is_a([words[-1]], ["knife"]))
+
+
+def _cuts_with(toks: list[str], kb: Knowledge) -> bool:
+    """"... with the knife" / "using that knife" at the end: done with a cutting tool."""
+    w = next((i for i in range(1, len(toks) - 1) if toks[i] in kb.instrument_words), None)
+    return w is not None and _cutting_tool(toks[w + 1:], kb)
+
+
+def _cutter_through(toks: list[str], kb: Knowledge) -> int | None:
+    """"the knife through the rope coil": where the thing cut starts, or None."""
+    t = next((i for i in range(2, len(toks) - 1) if toks[i] == "through"), None)
+    return t + 1 if t is not None and toks[0] in _single_determiners(kb) and _cutting_tool(toks[:t], kb) else None
+
+
+def _destination(toks: list[str], kb: Knowledge) -> tuple[int, int] | None:
+    """Where a carried object's destination starts ("out to the weathering ground", "into the live
+    room", "over to the box office"): (end of the object, start of the place), or None. Not a
+    relation ("to the left of the mug" says which object)."""
+    for i in range(1, len(toks) - 1):
+        if toks[i] not in _DESTINATION or any(_at(toks, j, r.phrase) and i < j + len(r.phrase)
+                                                for j in range(max(0, i - 3), i + 1) for r in kb.relations):
+            continue
+        end = i - 1 if toks[i - 1] in kb.particles or toks[i - 1] in _TRAILING_PARTICLES else i
+        return (end, i + 1) if end > 0 else None
+    return None
+
+
+def _instrument_first(q: str, kb: Knowledge) -> str:
+    """"Use the knife to split the mandrel" and "With the knife, saw the microphone in two" ->
+    "split the mandrel with the knife": the instrument said first goes after the request."""
+    m = re.match(r"^\s*(with|using)\s+(\S+)\s+([^,;:]+?)\s*,\s*(\S.*)$", q, re.I | re.S)
+    if m and m.group(2).lower() in _single_determiners(kb):
+        return f"{m.group(4).rstrip(' .!?')} {m.group(1).lower()} {m.group(2)} {m.group(3)}"
+    orig = query_words(q)
+    toks = [t.lower() for t in orig]
+    dets = _single_determiners(kb)
+    u = next((i for i, t in enumerate(toks[:-3]) if t in ("use", "using") and toks[i + 1] in dets), None)
+    if u is None or (u > 0 and not _strip_lead(toks[:u], orig[:u], kb.lead_fillers)[0] == []):
+        return q
+    for j in range(u + 2, len(toks) - 1):
+        if toks[j] == "to" and toks[j + 1] not in dets and toks[j + 1] not in kb.function_words \
+                and not any(_at(toks, k, r.phrase) and j < k + len(r.phrase)
+                            for k in range(max(0, j - 3), j + 1) for r in kb.relations):
+            return " ".join(orig[:u] + orig[j + 1:] + ["with"] + orig[u + 1:j])
+    return q
 
 
 _INTO = ("into", "in", "inside", "to")
@@ -1109,10 +1351,21 @@ def _object_end(toks: list[str], kb: Knowledge) -> int | None:
     return None
 
 
+_CAUSATIVE = ("get", "set", "start", "have")
+
+
 def _result_action(toks: list[str], kb: Knowledge) -> str | None:
     """"flip the laptop shut", "get the lamp on", "put the kettle on": a verb, its object and the
     state it should end in (language.yaml result_states); None otherwise. Not for the split
     verbs ("turn the lamp on"), nor when the object is a lid ("take the lid off")."""
+    if len(toks) > 3 and toks[0] in _CAUSATIVE and toks[1] in _single_determiners(kb) and toks[-1] not in kb.result_states \
+            and toks[-1].endswith("ing") and toks[-1] not in _CONNECTORS and "turn_on" in kb.actions \
+            and any(load_verb_senses().sense(b) for b in _verb_bases(toks[-1])):
+        # "get the metronome ticking", "have the fan spinning": make it run; not a thing named by a
+        # noun in -ing ("get the turkey stuffing") unless what comes before is a device
+        lex = load_lexicon()
+        if not lex.senses([toks[-1]], whole=True) or lex.is_a([singular(toks[-2])], ["device"]):
+            return "turn_on"
     if len(toks) < 3 or toks[-1] not in kb.result_states or toks[-1] in kb.split_verbs.get(toks[0], {}):
         return None
     if toks[-2] in ("is", "are", "was", "be", "been", "that's") or toks[-2] in kb.state_adverbs or \
