@@ -36,7 +36,7 @@ demo: setup
 # the node and integration tiers in one process (they time ROS graphs)
 test: setup
 	@rc=0; $(ENV) python -m pytest test/unit -n 2 $(PYTEST_ARGS) || rc=$$?; \
-	$(ENV) python -m pytest test/node test/integration $(PYTEST_ARGS) || rc=$$?; exit $$rc
+	$(ENV) python -m pytest test/node test/integration --durations=15 $(PYTEST_ARGS) || rc=$$?; exit $$rc
 
 test-unit: setup
 	@$(ENV) python -m pytest test/unit $(PYTEST_ARGS)

@@ -28,3 +28,17 @@ class Props:
     def get(self, tool, obj):
         colour, rgb = self.seen[obj]
         return SimpleNamespace(pending=False, ok=True, data={"object": obj, "colour": colour, "rgb": rgb})
+
+
+def edited_knowledge(tmp_path, file_name: str, old: str, new: str):
+    """A copy of data/knowledge in ``tmp_path`` with ``old`` replaced by ``new`` (once) in
+    ``file_name``; the path, for load_knowledge (a test of a knowledge file's checks)."""
+    from raider_ros.common.paths import data_dir
+    for f in (data_dir() / "knowledge").iterdir():
+        if f.is_file():
+            (tmp_path / f.name).write_bytes(f.read_bytes())
+    target = tmp_path / file_name
+    text = target.read_text()
+    assert old in text, f"{file_name} no longer holds {old!r}"
+    target.write_text(text.replace(old, new, 1))
+    return str(tmp_path)

@@ -15,6 +15,7 @@ from raider_ros.agent.prompt import IssuePrompt
 from raider_ros.common.paths import data_dir
 from raider_ros.evaluation.cases import load_benchmark
 from raider_ros.evaluation.scoring import score_case
+from support.rules_fakes import edited_knowledge
 from support.fake_tools import SceneTools
 
 DEV = load_benchmark(data_dir() / "benchmark" / "dev")
@@ -117,14 +118,9 @@ def test_a_statement_without_a_request_verb_is_not_a_request(kb):
 
 
 def test_verb_kinds_must_name_a_known_reading(tmp_path):
-    src = data_dir() / "knowledge"
-    for f in src.iterdir():
-        if f.is_file():
-            (tmp_path / f.name).write_bytes(f.read_bytes())
-    lang = tmp_path / "language.yaml"
-    lang.write_text(lang.read_text().replace("  carrying: [", "  juggling: [", 1))
+    path = edited_knowledge(tmp_path, "language.yaml", "  carrying: [", "  juggling: [")
     with pytest.raises(KnowledgeError, match="verb_kinds.juggling"):
-        load_knowledge(str(tmp_path))
+        load_knowledge(path)
     assert set(load_knowledge().verb_kinds) == {"carrying", "making"}
 
 

@@ -18,7 +18,7 @@ from raider_ros.agent.prompt import IssuePrompt
 from raider_ros.common.paths import data_dir
 from raider_ros.evaluation.cases import load_benchmark
 from raider_ros.evaluation.scoring import score_case
-from support.rules_fakes import grounder as _grounder
+from support.rules_fakes import edited_knowledge, grounder as _grounder
 from support.fake_tools import SceneTools
 
 DEV = load_benchmark(data_dir() / "benchmark" / "dev")
@@ -140,10 +140,6 @@ def test_an_end_phrase_picks_the_farthest_or_nearest(kb, query, how):
 
 
 def test_end_phrases_must_say_min_or_max(tmp_path):
-    src = data_dir() / "knowledge"
-    for f in src.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    lang = tmp_path / "language.yaml"
-    lang.write_text(lang.read_text().replace("at the far end: max", "at the far end: far", 1))
+    path = edited_knowledge(tmp_path, "language.yaml", "at the far end: max", "at the far end: far")
     with pytest.raises(KnowledgeError, match="end_phrases.at the far end"):
-        load_knowledge(str(tmp_path))
+        load_knowledge(path)

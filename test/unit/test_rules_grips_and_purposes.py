@@ -8,7 +8,7 @@ import pytest
 from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowledge
 from raider_ros.agent.backends.rules.lexicon import load_verb_senses
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.common.paths import data_dir
+from support.rules_fakes import edited_knowledge
 
 
 @pytest.mark.parametrize("query, action, obj", [
@@ -41,13 +41,9 @@ def test_a_reason_after_so_is_no_part_of_the_object(kb):
 
 
 def test_anchors_must_name_an_action_and_verbs(tmp_path):
-    src = data_dir() / "knowledge"
-    for f in src.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    lang = tmp_path / "language.yaml"
-    lang.write_text(lang.read_text().replace("  pick: [grab, lift, grasp,", "  fly: [grab, lift, grasp,", 1))
+    path = edited_knowledge(tmp_path, "language.yaml", "  pick: [grab, lift, grasp,", "  fly: [grab, lift, grasp,")
     with pytest.raises(KnowledgeError, match="wordnet_verb_anchors.fly"):
-        load_knowledge(str(tmp_path))
+        load_knowledge(path)
 
 
 @pytest.mark.parametrize("query, obj, result", [

@@ -11,8 +11,7 @@ from raider_ros.agent.backends.rules import embedding
 from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowledge
 from raider_ros.agent.backends.rules.lexicon import VerbSenses, load_lexicon, load_verb_senses
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.common.paths import data_dir
-from support.rules_fakes import Props as _Props, grounder as _grounder
+from support.rules_fakes import Props as _Props, edited_knowledge, grounder as _grounder
 
 
 # ------------------------------------------------------------------ verbs by WordNet
@@ -81,13 +80,9 @@ def test_the_noun_table_names_a_broken_line_and_reads_comments_as_nothing(tmp_pa
 
 
 def test_wordnet_verb_actions_must_be_actions(tmp_path):
-    src = data_dir() / "knowledge"
-    for f in src.iterdir():
-        (tmp_path / f.name).write_bytes(f.read_bytes())
-    lang = tmp_path / "language.yaml"
-    lang.write_text(lang.read_text().replace("wordnet_verb_actions: [open,", "wordnet_verb_actions: [fly, open,"))
+    path = edited_knowledge(tmp_path, "language.yaml", "wordnet_verb_actions: [open,", "wordnet_verb_actions: [fly, open,")
     with pytest.raises(KnowledgeError, match="wordnet_verb_actions: 'fly'"):
-        load_knowledge(str(tmp_path))
+        load_knowledge(path)
 
 
 # ------------------------------------------------------------------ liquids moved into things

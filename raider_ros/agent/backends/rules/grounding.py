@@ -43,6 +43,13 @@ REF_MARGIN = 0.08                # ... and this far ahead of every other kind in
 TIE_M = 0.01                     # distances this close are a tie for "closest"
 
 
+def lex_words(i: str) -> list[str]:
+    """A type's words as WordNet should read them: as written when WordNet knows the plural on its
+    own ("ReadingGlasses": glasses, spectacles, not glass), else made singular ("Headphones")."""
+    raw = [w.lower() for w in split_words(type_of(i)) if not w.isdigit()]
+    return raw if raw and raw[-1] != singular(raw[-1]) and load_lexicon().senses(raw[-1:]) else type_words(i)
+
+
 @dataclass
 class Pool:
     """What grounding can link to."""
@@ -105,7 +112,17 @@ class Grounder:
     # ------------------------------------------------------------------ names
     def match_name(self, np: NP, ids: list[str]) -> tuple[list[str], str]:
         last = (split_words(np.raw) or [""])[-1].lower()
-        return self._match(np.raw, np.words, ids, plural=np.partitive or (bool(np.words) and last != np.words[-1]))
+        hits, how = self._match(np.raw, np.words, ids, plural=np.partitive or (bool(np.words) and last != np.words[-1]))
+        if np.words and last != np.words[-1] and how in ("type", "fuzzy") and len(hits) > 1:
+            # "my glasses": a plural WordNet knows on its own (spectacles, not drinking glasses)
+            # keeps the types whose own plural name is that thing
+            lex = load_lexicon()
+            mine = set(lex.senses([last]))
+            if mine and mine != set(lex.senses(np.words[-1:])):
+                fits = [i for i in hits if mine & set(lex.senses(lex_words(i)))]
+                if fits:
+                    return fits, how
+        return hits, how
 
     def _match(self, raw: str, words: list[str], ids: list[str], plural: bool = False) -> tuple[list[str], str]:
         if not ids:
@@ -259,7 +276,7 @@ class Grounder:
         if not words or any(w in self.kb.function_words for w in words):
             return None
         lex = load_lexicon()
-        return lex.names_a_kind_of(type_words(i), words) if close else lex.is_a(type_words(i), words)
+        return lex.names_a_kind_of(lex_words(i), words) if close else lex.is_a(lex_words(i), words)
 
     def _kind_in(self, i: str, cat: str) -> bool:
         """Whether what a type's description says it is belongs to the category: "pruning shears:

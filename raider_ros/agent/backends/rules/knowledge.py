@@ -138,6 +138,7 @@ class Knowledge:
     verb_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)  # carrying / making -> anchor verbs
     continuation_leads: list[tuple[str, ...]] = field(default_factory=list)  # "and the case ... too": no verb
     piece_counts: frozenset[str] = field(default_factory=frozenset)  # "into two", "in half": a division
+    action_results: dict[str, tuple[str, bool]] = field(default_factory=dict)  # action -> state it leaves
     modal_clauses: list[tuple[str, ...]] = field(default_factory=list)
     colour_words: dict[str, str] = field(default_factory=dict)       # word -> colour name
     result_states: dict[str, str] = field(default_factory=dict)      # "flip it shut": word -> action
@@ -359,6 +360,12 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
     for k, vs in (lang.get("verb_kinds") or {}).items():
         if str(k) not in VERB_KINDS or not isinstance(vs, list) or not vs or not all(isinstance(v, str) for v in vs):
             raise KnowledgeError(f"{lw}: verb_kinds.{k}: expected one of {', '.join(VERB_KINDS)} -> a list of verbs")
+    state_keys = {s.key for s in states}
+    for a, kv in (lang.get("action_results") or {}).items():
+        if str(a) not in actions or not isinstance(kv, list) or len(kv) != 2 or str(kv[0]) not in state_keys \
+                or not isinstance(kv[1], bool):
+            raise KnowledgeError(f"{lw}: action_results.{a}: expected an action of actions -> [a state key of "
+                                 f"states, true|false], got {kv!r}")
     for k, v in (lang.get("artifact_actions") or {}).items():
         if str(k) not in actions or str(v) not in actions:
             raise KnowledgeError(f"{lw}: artifact_actions: {k!r} -> {v!r}: both must be actions of actions")
@@ -410,6 +417,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         verb_kinds={str(k): tuple(str(v) for v in vs) for k, vs in (lang.get("verb_kinds") or {}).items()},
         continuation_leads=_phrases(lang.get("continuation_leads") or [], f"{lw}: continuation_leads"),
         piece_counts=frozenset(str(w).lower() for w in lang.get("piece_counts") or []),
+        action_results={str(a): (str(kv[0]), bool(kv[1])) for a, kv in (lang.get("action_results") or {}).items()},
         result_states={str(k).lower(): str(v) for k, v in (lang.get("result_states") or {}).items()},
         state_adverbs=frozenset(str(w).lower() for w in lang.get("state_adverbs") or []),
         is_contractions=frozenset(str(w).lower() for w in lang.get("is_contractions") or []),

@@ -507,10 +507,13 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
     elif marker is None and i + 2 < len(toks) and toks[i] in _RELATIVE and toks[i + 1] in _HAVE_NOT \
             and toks[i + 2] == "been":
         marker = (toks[i], toks[i + 1], "been")   # "that hasn't been used"
+    nobody = _nobody_has(toks, i) if marker is None else None
+    if nobody is not None:
+        marker = tuple(toks[i:nobody])   # "the soda cup nobody has filled", "that no one has opened"
     if marker is None:
         return None
     j = i + len(marker)
-    neg = False
+    neg = nobody is not None
     while j < len(toks) and toks[j] in kb.state_adverbs:          # "that's still on"
         j += 1
     if j < len(toks) and (toks[j] in kb.negations or toks[j].endswith("n't")):
@@ -523,7 +526,13 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
         return j + 1, StateQual("colour", not neg, " ".join(toks[i:j + 1]), colour=kb.colour_words[toks[j]])
     sw = next((s for s in kb.states if _at(toks, j, s.phrase)), None)
     if sw is None:
-        return None
+        done = _participle_state(toks, j, kb)
+        if done is None:
+            return None
+        end, st = done                   # "the watering can that's been drained": empty, as draining leaves it
+        while end < len(toks) and toks[end] in kb.state_adverbs and toks[end] not in ("right", "now"):
+            end += 1
+        return end, StateQual(st.key, st.value != neg, " ".join(toks[i:end]), st.nothing_inside and not neg)
     end = j + len(sw.phrase)
     if len(sw.phrase) == 1 and sw.phrase[0] in kb.predicate_only_states \
             and end < len(toks) and toks[end] not in ("and", "now", "right", "currently", "please"):
@@ -532,6 +541,57 @@ def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, State
     while end < len(toks) and toks[end] in kb.state_adverbs and toks[end] not in ("right", "now"):
         end += 1                         # "that hasn't been used yet"
     return end, StateQual(sw.key, sw.value != neg, text, sw.nothing_inside and not neg)
+
+
+def _nobody_has(toks: list[str], i: int) -> int | None:
+    """The end of "[that] nobody has", "no one has", "nobody's" at ``i`` (a negated marker)."""
+    k = i + 1 if i < len(toks) and toks[i] in _RELATIVE else i
+    if k < len(toks) and toks[k] in ("nobody", "nobody's"):
+        n = k + 1
+    elif k + 1 < len(toks) and toks[k] == "no" and toks[k + 1] in ("one", "one's"):
+        n = k + 2
+    else:
+        return None
+    if toks[n - 1].endswith("'s"):
+        return n
+    if n < len(toks) and toks[n] in ("has", "have", "had"):
+        n += 1
+        if n < len(toks) and toks[n] == "yet":
+            n += 1
+        return n
+    return None
+
+
+def _participle_bases(word: str) -> list[str]:
+    """The verbs a past participle may come from: "drained" drain, "emptied" empty, "used" use,
+    "stopped" stop."""
+    if len(word) < 4 or not word.endswith("ed"):
+        return []
+    out = [word[:-2], word[:-1]]
+    if word.endswith("ied"):
+        out.insert(0, word[:-3] + "y")
+    if len(word) > 4 and word[-3] == word[-4]:
+        out.append(word[:-3])
+    return out
+
+
+def _participle_state(toks: list[str], j: int, kb: Knowledge) -> tuple[int, StateQual] | None:
+    """(end, state) for a past participle at ``j`` whose verb is an action (the knowledge's verbs,
+    else WordNet's sense, as for a verb the knowledge lacks) that leaves a state (action_results):
+    "drained" is empty, "unlocked" open, "powered up" on. None otherwise."""
+    if j >= len(toks) or not kb.action_results:
+        return None
+    end = j + 2 if j + 1 < len(toks) and toks[j + 1] in kb.particles else j + 1
+    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.action_results if a in kb.actions}
+    for b in _participle_bases(toks[j]):
+        tried = ([(f"{b} {toks[j + 1]}", end)] if end == j + 2 else []) + [(b, j + 1)]
+        for verb, stop in tried:
+            action = kb.action_for_verb(verb) or load_verb_senses().action_of(verb, anchors)
+            if action in kb.action_results:
+                key, value = kb.action_results[action]
+                state = next((s for s in kb.states if s.key == key and s.value == value), None)
+                return stop, StateQual(key, value, " ".join(toks[j:stop]), bool(state and state.nothing_inside))
+    return None
 
 
 # --------------------------------------------------------------------------- queries
@@ -545,7 +605,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
     pq = _structured(q, kb) or _pddl_like(q, kb)
     if pq is None:
         said = q
-        q = _indirect(_instrument_first(q, kb), kb)
+        q = _indirect(_instrument_first(_needs_doing(q, kb), kb), kb)
         request, clarifications = _remarks(q, kb)
         if clarifications:       # "..., I mean the red one": read like a clarification
             context = "\n".join(clarifications + [context]).strip()
@@ -994,6 +1054,12 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if r is not None:                # "cut the bread into slices": what it makes, not the object
             result = " ".join(body_o[r:])
             body_t, body_o = body_t[:r], body_o[:r]
+    if action in _MADE_FOR and not purpose and body_t and body_t[0] in _single_determiners(kb):
+        f = next((i for i in range(2, len(body_t) - 1) if body_t[i] == "for" and body_t[i + 1].isalpha()
+                  and not body_t[i + 1].endswith("ing") and body_t[i + 1] not in kb.function_words), None)
+        if f is not None:                # "cut the bread for toast": what it is for, not which bread
+            purpose = " ".join(body_o[f:])
+            body_t, body_o = body_t[:f], body_o[:f]
     if action not in (None, "handover") and not purpose:
         single = action in kb.actions and len(kb.actions[action].roles) == 1
         r = next((i for i in range(1, len(body_t)) if any(_at(body_t, i, p) for p in kb.purpose_phrases)
@@ -1243,6 +1309,38 @@ def _destination(toks: list[str], kb: Knowledge) -> tuple[int, int] | None:
     return None
 
 
+_MADE_FOR = ("slice", "cook", "clean", "fill", "empty")    # "cut the bread for toast": what the result is for
+_NEEDS = ("needs", "need", "wants", "want")
+_DO_IT = (("do", "that"), ("do", "it"), ("do", "this"), ("sort", "that"), ("sort", "it"), ("see", "to", "it"),
+          ("see", "to", "that"), ("take", "care", "of", "it"), ("take", "care", "of", "that"))
+
+
+def _needs_doing(q: str, kb: Knowledge) -> str:
+    """"The oil can that's empty needs filling, could you do that?", "The mug needs washing" ->
+    "fill the oil can that's empty": a thing that needs an action done to it (a verb in -ing whose
+    action the knowledge or WordNet knows), with at most a request to do it after."""
+    parts = [p.strip() for p in _PART_BREAK.split(q) if p.strip()]
+    if not parts:
+        return q
+    orig = _expand_contractions(query_words(parts[0]), kb)
+    toks = [t.lower() for t in orig]
+    k = next((i for i in range(2, len(toks) - 1) if toks[i] in _NEEDS and toks[i + 1].endswith("ing")), None)
+    if k is None or toks[0] not in _single_determiners(kb) or k + 2 < len(toks) and toks[k + 2] not in kb.state_adverbs:
+        return q
+    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions if a in kb.actions}
+    base = next((b for b in _verb_bases(toks[k + 1])
+                 if kb.action_for_verb(b) or load_verb_senses().action_of(b, anchors)), None)
+    if base is None:
+        return q
+    rest = []
+    for part in parts[1:]:
+        t = _strip_lead([w.lower() for w in query_words(part)], query_words(part), kb.lead_fillers)[0]
+        t = _strip_trail(t, list(t), kb.trail_fillers)[0]
+        if not any(tuple(t) == p for p in _DO_IT):
+            rest.append(part)
+    return " , ".join([" ".join([base] + orig[:k])] + rest)
+
+
 def _instrument_first(q: str, kb: Knowledge) -> str:
     """"Use the knife to split the mandrel" and "With the knife, saw the microphone in two" ->
     "split the mandrel with the knife": the instrument said first goes after the request."""
@@ -1368,7 +1466,7 @@ def _result_action(toks: list[str], kb: Knowledge) -> str | None:
             return "turn_on"
     if len(toks) < 3 or toks[-1] not in kb.result_states or toks[-1] in kb.split_verbs.get(toks[0], {}):
         return None
-    if toks[-2] in ("is", "are", "was", "be", "been", "that's") or toks[-2] in kb.state_adverbs or \
+    if toks[-2] in ("is", "are", "was", "be", "been", "that's", "left") or toks[-2] in kb.state_adverbs or \
             any(len(s.phrase) > 1 and tuple(toks[-len(s.phrase):]) == s.phrase for s in kb.states):
         return None                      # "grab whatever is switched on": a state, not a result
     dets = _single_determiners(kb)
