@@ -224,7 +224,8 @@ def test_the_executor_learns_from_the_persons_feedback_and_the_next_request_chan
         planner = RecoveryPlannerNode(context=ctx)
         human = HumanInterfaceNode(context=ctx, parameter_overrides=params(backend="scripted", scenario=str(scenario),
                                                                            names_for_people=False))
-        executor = PlanExecutorNode(context=ctx, parameter_overrides=params(skill_timeout_s=10.0))
+        # a quarter of skill_timeout_s is the wait for the skill server to be discovered (5 s here)
+        executor = PlanExecutorNode(context=ctx, parameter_overrides=params(skill_timeout_s=20.0))
         client = Client(ctx)
         with spinning(ctx, world, memory, planner, human, executor, client, threads=10):
             ac = ActionClient(client, ExecuteTask, "execute_task")

@@ -91,8 +91,10 @@ def run_task(detections, skill_fails=None, goal=None, max_attempts=3, kill_skill
         scenario = tmp_path / "scenario.yaml"
         scenario.write_text(yaml.safe_dump(SCENARIO))
         human = HumanInterfaceNode(context=ctx, parameter_overrides=params(backend="scripted", scenario=str(scenario)))
+        # skill_timeout_s bounds the wait for the skill server to be discovered to a quarter of it:
+        # 5 s gave 1.25 s, which DDS discovery overran on this loaded 2-core machine (the default is 60 s)
         executor = PlanExecutorNode(context=ctx, parameter_overrides=params(
-            max_recovery_attempts=max_attempts, skill_timeout_s=5.0, detect_timeout_s=10.0))
+            max_recovery_attempts=max_attempts, skill_timeout_s=20.0, detect_timeout_s=10.0))
         listener = Counting(ctx)
         client = Node("task_client", context=ctx)
         plan_calls: Counter = Counter()
