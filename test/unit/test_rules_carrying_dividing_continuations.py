@@ -10,15 +10,7 @@ import pytest
 
 from raider_ros.agent.backends.rules.knowledge import KnowledgeError, load_knowledge
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.flow import ProgramFlowManager
-from raider_ros.agent.prompt import IssuePrompt
-from raider_ros.common.paths import data_dir
-from raider_ros.evaluation.cases import load_benchmark
-from raider_ros.evaluation.scoring import score_case
-from support.rules_fakes import edited_knowledge
-from support.fake_tools import SceneTools
-
-DEV = load_benchmark(data_dir() / "benchmark" / "dev")
+from support.rules_fakes import assert_dev_case_right, edited_knowledge
 
 
 def _read(kb, query):
@@ -228,9 +220,4 @@ def test_whichever_with_a_negated_verb_is_a_relative_clause(kb):
     "h15-fencing_club_armoury-024",    # unhook the catch on the green body cord
 ])
 def test_dev_cases_mended_by_change_15(reasoner, case_id):
-    case = next(c for c in DEV.cases if c.id == case_id)
-    scene = DEV.scene_for(case)
-    prompt = IssuePrompt(str(case.extra.get("toolset") or "household"))
-    res = ProgramFlowManager(reasoner, SceneTools(scene, prompt.toolset.names), prompt, time_limit_s=60.0).run(case.query)
-    s = score_case(case, res.issue, res.explanation, res.grounding, scene)
-    assert s.det and s.grnd is not False and s.expl, (res.issue, res.grounding, res.explanation)
+    assert_dev_case_right(reasoner, case_id)

@@ -8,15 +8,13 @@ import pytest
 
 from raider_ros.agent.backends.rules import RulesReasoner
 from raider_ros.agent.backends.rules.query import parse_query
-from raider_ros.agent.flow import ProgramFlowManager
 from raider_ros.agent.prompt import IssuePrompt
-from raider_ros.common.paths import data_dir
-from raider_ros.evaluation.cases import Case, load_benchmark
-from raider_ros.evaluation.scoring import score_case
+from raider_ros.evaluation.cases import Case
 from support.agent_world import world_tools
 from support.fake_tools import SceneTools, drive
+from support.rules_fakes import assert_case_right, assert_dev_case_right, dev_benchmark
 
-DEV = load_benchmark(data_dir() / "benchmark" / "dev")
+DEV = dev_benchmark()
 PROBES = [c for c in DEV.cases if c.id.startswith("kp-")]
 
 
@@ -141,21 +139,12 @@ READINGS = ["h4-breakfast_bar-007", "h4-breakfast_bar-015", "h4-breakfast_bar-02
 
 @pytest.mark.parametrize("case_id", READINGS)
 def test_readings_end_to_end_on_the_dev_cases(reasoner, case_id):
-    case = next(c for c in DEV.cases if c.id == case_id)
-    scene = DEV.scene_for(case)
-    prompt = IssuePrompt(str(case.extra.get("toolset") or "household"))
-    res = ProgramFlowManager(reasoner, SceneTools(scene, prompt.toolset.names), prompt, time_limit_s=60.0).run(case.query)
-    s = score_case(case, res.issue, res.explanation, res.grounding, scene)
-    assert s.det and s.grnd is not False and s.expl, (res.issue, res.grounding, res.explanation)
+    assert_dev_case_right(reasoner, case_id)
 
 
 @pytest.mark.parametrize("case", PROBES, ids=[c.id for c in PROBES])
 def test_probe_phrasings_on_the_kitchen_island(reasoner, case):
-    scene = DEV.scene_for(case)
-    prompt = IssuePrompt("household")
-    res = ProgramFlowManager(reasoner, SceneTools(scene, prompt.toolset.names), prompt, time_limit_s=60.0).run(case.query)
-    s = score_case(case, res.issue, res.explanation, res.grounding, scene)
-    assert s.det and s.grnd is not False and s.expl, (res.issue, res.grounding, res.explanation)
+    assert_case_right(reasoner, case, DEV, toolset="household")
 
 
 def test_not_found_names_only_the_closest_ids(reasoner):
