@@ -63,7 +63,8 @@ def assert_case_right(reasoner, case, bench=None, toolset: str | None = None) ->
     bench = bench or dev_benchmark()
     scene = bench.scene_for(case)
     prompt = IssuePrompt(toolset or str(case.extra.get("toolset") or "household"))
-    res = ProgramFlowManager(reasoner, SceneTools(scene, prompt.toolset.names), prompt, time_limit_s=60.0).run(case.query)
+    res = ProgramFlowManager(reasoner, SceneTools(scene, prompt.toolset.names), prompt, time_limit_s=60.0).run(
+        case.query, str(case.extra.get("context") or "") or None)
     s = score_case(case, res.issue, res.explanation, res.grounding, scene)
     assert s.det and s.grnd is not False and s.expl, (res.issue, res.grounding, res.explanation)
 

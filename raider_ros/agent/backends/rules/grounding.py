@@ -18,7 +18,7 @@ from raider_ros.common.colour import colour_cost
 from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
-from .lexicon import load_lexicon
+from .lexicon import load_lexicon, load_verb_senses
 from .knowledge import Knowledge, type_key, type_of, type_words
 from .query import NP, StateQual
 from .transcript import Observations, entry_for
@@ -133,6 +133,10 @@ class Grounder:
             return by_id, "id"
         if not words:
             return [], ""
+        if not self.strict:
+            tools = self._by_use(words, ids)
+            if tools:                    # "something to snip this thread with": the scissors
+                return tools, "kind"
         levels: dict[int, list[str]] = {3: [], 2: [], 1: [], 0: []}
         for i in ids:
             tw = type_words(i)
@@ -246,6 +250,17 @@ class Grounder:
             if same:
                 return same, "kind"
         return self._by_head(words, ids), "kind"
+
+    def _by_use(self, words: list[str], ids: list[str]) -> list[str]:
+        """The types WordNet files under the instruments of a use: "something to snip this thread
+        with", "the thing I write with", "a gadget for sharpening" name a cutting implement, a
+        writing implement, a sharpener (instrument_nouns)."""
+        verb = used_verb(words, self.kb)
+        if verb is None:
+            return []
+        lex = load_lexicon()
+        nouns, heads = instrument_nouns(verb, self.kb), agent_heads(verb, self.kb)
+        return [i for i in ids if (type_words(i) or [""])[-1] in heads or any(lex.is_a(lex_words(i), n) for n in nouns)]
 
     def _by_head(self, words: list[str], ids: list[str]) -> list[str]:
         """The last resort for a plain phrase: what its own words name by WordNet. The same sense
@@ -743,7 +758,8 @@ class Grounder:
     def is_personish(self, np: NP) -> bool:
         return person_phrase(np, self.kb)
 
-    def ground_person(self, np: NP, person_hint: str | None = None) -> Grounding:
+    def ground_person(self, np: NP, person_hint: str | None = None,
+                      role_names: dict[str, str] | None = None) -> Grounding:
         people = self.pool.people
         if not people:
             return Grounding("none", how="name")
@@ -768,6 +784,12 @@ class Grounder:
         if hits:
             return Grounding.of(hits, base=hits, how="name")
         role = role_words(np, self.kb)
+        said = next((role_names[singular(w)] for w in reversed(role) if singular(w) in (role_names or {})), None)
+        if said is not None:             # "Hana is the receptionist": the receptionist is whom face recognition calls Hana
+            named = [p for p, n in people.items() if n and said in {w.lower() for w in split_words(n)}]
+            if named:
+                return Grounding.of(named, base=named, how="name",
+                                    facts=[f"the user said the {' '.join(role)} is {said.capitalize()}: {join_ids(named)}"])
         if role:                         # "the customer", "the person waiting": a role, not a name;
             ids = list(people)           # face recognition gives names only, so anyone present
             return Grounding.of(ids, base=ids, how="role",
@@ -780,6 +802,88 @@ class Grounder:
             return Grounding.of(unknown, base=unknown, how="name",
                                 facts=[f"{unknown[0]} identified themselves as {person_hint.capitalize()}"])
         return Grounding("none", how="name", unknown_person=" ".join(name_words))
+
+
+_GENERIC_HEADS = frozenset({"something", "anything", "thing", "tool", "gadget", "device", "implement", "utensil",
+                            "instrument", "contraption", "gizmo", "one"})
+_INSTRUMENT_HEADS = ("implement", "tool", "device", "instrument")
+
+
+def used_verb(words: list[str], kb: Knowledge) -> str | None:
+    """The verb of a phrase that names a thing by its use, after a head that says nothing of what
+    it is: "something to snip ...", "the thing I press the seams with", "a gadget for checking ..."."""
+    if len(words) < 3 or singular(words[0]) not in _GENERIC_HEADS:
+        return None
+    k, nxt = words[1], words[2]
+    if k == "to" or k in kb.subject_pronouns:
+        return nxt if nxt.isalpha() and nxt not in kb.function_words else None
+    if k == "for" and nxt.endswith("ing") and len(nxt) > 5:
+        return nxt
+    return None
+
+
+def instrument_nouns(verb: str, kb: Knowledge) -> list[list[str]]:
+    """The nouns WordNet has for an instrument of a verb: "<verb>ing implement/tool/device/
+    instrument" and the agent noun "<verb>er" ("cutting implement", "sharpener", "duster"), for
+    the verb and for the knowledge's verbs of the action WordNet reads it as ("snip": a way to cut)."""
+    lex = load_lexicon()
+    out: list[list[str]] = []
+    for v in _use_verbs(verb, kb):
+        stem = [v, v[:-1]] if v.endswith("e") else [v, v + v[-1]]
+        for g in dict.fromkeys(s + "ing" for s in stem):
+            out += [[g, n] for n in _INSTRUMENT_HEADS if lex.senses([g, n], whole=True)]
+        for a in _agent_nouns(v):
+            if lex.senses([a], whole=True) and not lex.any_sense_under([a], [["person"]], senses=1):
+                out.append([a])          # "sharpener", "duster"; not "writer", "sniper"
+    return out
+
+
+def agent_heads(verb: str, kb: Knowledge) -> set[str]:
+    """The agent nouns of a use's verbs as a type's head may carry them, whatever WordNet's first
+    sense of the word ("pizza cutter", "bottle opener", "pencil sharpener")."""
+    return {a for v in _use_verbs(verb, kb) for a in _agent_nouns(v)}
+
+
+def _agent_nouns(v: str) -> list[str]:
+    """"cut" -> cuter, cutter; "slice" -> slicer."""
+    if v.endswith("e"):
+        return [v + "r"]
+    return list(dict.fromkeys([v + "er"] + ([v + v[-1] + "er"] if v[-1] not in "aeiouwxy" else [])))
+
+
+def _use_verbs(verb: str, kb: Knowledge) -> list[str]:
+    """The verb (its base forms for one in -ing) and the one-word verbs of the action the
+    knowledge or WordNet reads it as ("snip" -> cut, slice, chop ...)."""
+    from .query import _verb_bases           # query imports nothing from this module at load
+    senses = load_verb_senses()
+    bases = [b for b in _verb_bases(verb) if senses.sense(b) or kb.action_for_verb(b)] if verb.endswith("ing") else [verb]
+    wordnet_actions = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions if a in kb.actions}
+    verbs = list(bases)
+    for b in bases:
+        action = kb.action_for_verb(b) or senses.action_of(b, wordnet_actions)
+        if action in kb.actions:
+            verbs += [v[0] for v in kb.actions[action].verbs if len(v) == 1]
+    return [v for v in dict.fromkeys(verbs) if len(v) >= 3 and v.isalpha() and not v.endswith("object")]
+
+
+def use_description(words: list[str], kb: Knowledge, n: int = 3) -> str | None:
+    """What a phrase naming a thing by its use asks for, in WordNet's words, with kinds the
+    knowledge describes as examples: "something to write with" -> "a writing implement such as a
+    crayon, a pen or a pencil"; None for other phrases."""
+    verb = used_verb(words, kb)
+    nouns = instrument_nouns(verb, kb) if verb else []
+    if not nouns:
+        return None
+    lex = load_lexicon()
+    one = [t for t in kb.type_descriptions if t.isalpha() and lex.senses([t], whole=True) and
+           not lex.senses([t + "s"], whole=True)]      # "scissor" is said "scissors"
+    first = f"a {' '.join(nouns[0])}"
+    for k, noun in enumerate(nouns):
+        kinds = [t for t in one if lex.is_a([t], noun)][:n]
+        if kinds:                        # "a duster or a cleaning implement such as a broom, ..."
+            listed = ", ".join(f"a {x}" for x in kinds[:-1]) + (" or " if len(kinds) > 1 else "") + f"a {kinds[-1]}"
+            return (f"{first} or " if k else "") + f"a {' '.join(noun)} such as {listed}"
+    return first
 
 
 def _names_someone(np: NP, kb: Knowledge) -> bool:
@@ -803,10 +907,22 @@ def role_words(np: NP, kb: Knowledge) -> list[str]:
     raw = np.raw.split()
     if any(t[:1].isupper() for t in raw[1:]) or (len(raw) == 1 and raw[0][:1].isupper()):
         return []                        # "the visitor Hana", "Baker": a name
-    rest = [w for w in words if w not in kb.person_words and w not in kb.person_pronouns]
-    if any(not role(w) and not w.endswith(("ing", "ed")) for w in rest):
+    # the head: the first person word or role noun; what follows it describes what the person
+    # does ("the guest waiting for a manicure", "the person who's waiting")
+    h = next((k for k, w in enumerate(words) if w in kb.person_words or (w not in kb.function_words and role(w))),
+             len(words) - 1)
+    after = words[h + 1:]
+    if after and not (after[0].endswith(("ing", "ed")) or after[0] in kb.function_words or after[0] == "s"):
+        after = None                     # "guest book": the person word modifies an object
+    head = words[:h + 1] if after is not None else words
+    rest = [w for w in head if w not in kb.person_words and w not in kb.person_pronouns]
+    # "the account holder", "the hotel guest": a noun before the head says which kind of person;
+    # one joined to it as an id ("adriana_user") is a name
+    modifiers = set(head[:-1]) if "_" not in np.raw else set()
+    if any(not role(w) and not w.endswith(("ing", "ed")) and w not in modifiers for w in rest):
         return []                        # "adriana_user": a name besides the person word
-    return rest or list(words)
+    described = [w for w in (after or []) if w.endswith(("ing", "ed"))]
+    return (rest or list(head)) + described
 
 
 def person_phrase(np: NP, kb: Knowledge) -> bool:

@@ -129,6 +129,7 @@ class Knowledge:
     result_phrases: list[tuple[str, ...]] = field(default_factory=list)
     clause_breaks: list[tuple[str, ...]] = field(default_factory=list)
     user_words: frozenset[str] = field(default_factory=frozenset)
+    toward_user: tuple[tuple[str, ...], ...] = ()   # "my way", "this way": the object comes to the user
     remark_leads: list[tuple[str, ...]] = field(default_factory=list)
     purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
     closing_parts: frozenset[str] = field(default_factory=frozenset)
@@ -407,6 +408,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         result_phrases=_phrases(lang.get("result_phrases") or [], f"{lw}: result_phrases"),
         clause_breaks=_phrases(lang.get("clause_breaks") or [], f"{lw}: clause_breaks"),
         user_words=frozenset(str(w) for w in lang.get("user_words") or []),
+        toward_user=tuple(sorted((tuple(str(p).split()) for p in lang.get("toward_user") or []), key=len, reverse=True)),
         remark_leads=_phrases(lang.get("remark_leads") or [], f"{lw}: remark_leads"),
         purpose_phrases=_phrases(lang.get("purpose_phrases") or [], f"{lw}: purpose_phrases"),
         modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),

@@ -92,6 +92,7 @@ class ParsedQuery:
     place_relation: str | None = None   # place: the relation the location was given with
     structured: bool = False
     person_hint: str | None = None      # "I am Adriana" -> "adriana"
+    role_names: dict[str, str] = field(default_factory=dict)   # "Hana is the receptionist" -> receptionist: hana
     context_np: NP | None = None
     later: str = ""                     # a further request, not checked now: "put it aside"
     result: str = ""                    # what the action makes: "into slices"
@@ -103,10 +104,17 @@ class ParsedQuery:
 
 
 # --------------------------------------------------------------------------- tokens
+# "a clip-on tuner", "the pull-out tray", "a plug-in heater": a word joined to a particle by a
+# hyphen is one modifier ("clipon"), not the relation "on"; a participle keeps its state
+# ("the switched-on lamp")
+_PARTICLE_COMPOUND = re.compile(r"\b([A-Za-z]+(?<!ed))-(on|off|in|out|up|down|over|away|back)\b")
+
+
 def query_words(text: str) -> list[str]:
     """Word tokens; a possessive keeps its 's ("Adriana's"), other apostrophes are cut."""
     out = []
-    for t in _TOKEN.findall(text.replace("\u2019", "'").replace("-", " ")):
+    text = _PARTICLE_COMPOUND.sub(lambda m: m.group(1) + m.group(2), text.replace("\u2019", "'"))
+    for t in _TOKEN.findall(text.replace("-", " ")):
         low = t.lower()
         if "'" in t and low not in _KEEP_APOSTROPHE and not low.endswith("n't") and not low.endswith("'s"):
             t = t.split("'")[0]
@@ -192,6 +200,9 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
         if k is not None:                # "whichever device is live": the device that is live
             toks = ["the"] + toks[1:k] + ["that"] + toks[k:]
             orig = ["the"] + orig[1:k] + ["that"] + orig[k:]
+    if len(toks) > 1 and toks[0] in ("whoever", "whomever"):
+        toks = ["the", "person", "who"] + toks[1:]   # "whoever's waiting over there": the person who is waiting
+        orig = ["the", "person", "who"] + orig[1:]
     shown = [" ".join(split_words(o)).lower() if re.fullmatch(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)+", o) else t
              for t, o in zip(toks, orig)]       # "SafetyGoggles" is said "safety goggles"
     text = " ".join(_strip_lead(shown, list(orig), kb.determiners)[0])
@@ -611,6 +622,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
             context = "\n".join(clarifications + [context]).strip()
         pq = _natural(_let_have(request, kb), kb, guess_verb)
         pq.text = q
+        _into_hands(pq, said, kb)
         _pronoun_to_name(pq, said, kb)
     if context.strip():
         merge_context(pq, context, kb)
@@ -817,7 +829,8 @@ def _pronoun_to_name(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
     rec = pq.args.get("recipient")
     if pq.action != "handover" or rec is None or rec.raw.lower() not in _THIRD_PERSON:
         return
-    names = _names(query_words(q), kb)
+    # each sentence's first word may be a capitalised verb ("... is ready. Put it in his hands")
+    names = [n for part in re.split(r"(?<=[.!?;])\s+", q) for n in _names(query_words(part), kb)]
     if len(names) == 1:
         pq.args["recipient"] = parse_np(names[0], kb)
 
@@ -829,7 +842,7 @@ def _names(orig: list[str], kb: Knowledge) -> list[list[str]]:
     out: list[list[str]] = []
     i = 0
     while i < len(orig):
-        w = orig[i]
+        w = orig[i] if not _possessive(orig[i]) else orig[i][:-2]    # "Kenji's arm guard" names Kenji
         low = w.lower().split("'")[0]
         title = low in _TITLES and i + 1 < len(orig) and orig[i + 1][:1].isupper()
         if not (w[:1].isupper() and w.isalpha() or title) or low == "i" or low in kb.function_words:
@@ -839,14 +852,39 @@ def _names(orig: list[str], kb: Knowledge) -> list[list[str]]:
             i += 1                       # "Could ...", "Pass ...": a sentence's first word
             continue
         j = i + 1
-        while j < len(orig) and orig[j][:1].isupper() and orig[j].isalpha():
+        while j < len(orig) and w == orig[i] and orig[j][:1].isupper() and orig[j].split("'")[0].isalpha():
             j += 1
-        out.append(orig[i:j])
+        out.append([o[:-2] if _possessive(o) else o for o in [w] + orig[i + 1:j]])
         i = j
     return out
 
 
+_HAND_WORDS = ("hand", "hands", "palm", "palms")
+_HOLDERS = {"my": "me", "our": "us", "his": "him", "her": "her", "their": "them"}
+
+
+def _into_hands(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
+    """"put it in his hands", "place the pen in Maria's hand": something put into someone's hand
+    is handed to them (to "him", whom _pronoun_to_name then finds among the names)."""
+    loc = pq.args.get("location")
+    if pq.action != "place" or loc is None or loc.quals or [w for w in loc.raw.lower().split()] not in \
+            ([h] for h in _HAND_WORDS) or "handover" not in kb.actions:
+        return
+    toks = query_words(q)
+    k = next((k for k in range(1, len(toks)) if toks[k].lower() in _HAND_WORDS and toks[k - 1].lower() != "your"
+              and (toks[k - 1].lower() in _HOLDERS or _possessive(toks[k - 1]))), None)
+    if k is None:
+        return
+    who = toks[k - 1]
+    pq.args = {"object": pq.args["object"],
+               "recipient": parse_np([_HOLDERS.get(who.lower(), who[:-2] if _possessive(who) else who)], kb)}
+    pq.action = "handover"
+
+
 _TRAILING_PARTICLES = ("over", "across", "along", "round", "around")
+# "hand across the pitcher", "carry the canteen across to the swimmer": a particle around the
+# object; not in language.yaml particles, where "across to the swimmer" would read as a purpose
+_ACROSS = "across"
 _LET_HAVE = ("could", "can", "may", "might", "let")
 _SEE_THAT = (("make", "sure", "that"), ("make", "sure"), ("see", "to", "it", "that"), ("see", "that"), ("ensure", "that"),
              ("ensure",))
@@ -984,7 +1022,7 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if verb in kb.split_verbs and len(body_t) > 1 and body_t[-1] in kb.split_verbs[verb]:
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
-        if (action is not None or verb) and len(body_t) > 1 and body_t[0] in kb.particles \
+        if (action is not None or verb) and len(body_t) > 1 and (body_t[0] in kb.particles or body_t[0] == _ACROSS) \
                 and body_t[0] not in kb.result_states and (
                     not any(_at(body_t, 0, r.phrase) for r in kb.relations)
                     or (action != "place" and body_t[1] in _single_determiners(kb))):
@@ -1029,6 +1067,11 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
     if t is not None and not purpose:    # "hoist the ballot box so I can sweep under it": why, not which
         purpose = " ".join(body_o[t:])
         body_t, body_o = body_t[:t], body_o[:t]
+    toward = next((len(p) for p in kb.toward_user if len(body_t) > len(p) and tuple(body_t[-len(p):]) == p), 0)
+    if toward and action in (None, "handover") and "handover" in kb.actions:
+        # "pass the triblet this way", "send the flask my way": the object comes to the user
+        body_t, body_o = body_t[:-toward], body_o[:-toward]
+        action = "handover"
     if action in ("pick", None) and body_t and _goes_to_someone(body_t, body_o, kb) and "handover" in kb.actions:
         action = "handover"              # "take the coin tray over to the client", "return this passport to Amara"
     if carried and action == "pick" and not purpose:
@@ -1487,7 +1530,7 @@ def _inner_particle(action: str, verb: str, toks: list[str], orig: list[str],
     phrasal verb of the same action, split off by its object, is not part of the object."""
     verbs = {p for p, a in _verb_phrases(kb) if a == action}
     for i in range(1, len(toks)):
-        if toks[i] not in kb.particles or (tuple(verb.split()) + (toks[i],) not in verbs
+        if (toks[i] not in kb.particles and toks[i] != _ACROSS) or (tuple(verb.split()) + (toks[i],) not in verbs
                                            and toks[i] in kb.result_states):
             continue
         nxt = i + 1
@@ -1549,8 +1592,11 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
             and toks[k + 1] in dets:
         return [orig[k + 1:], orig[:k + 1]]      # "give the visitor the book", "give the customer their receipt"
 
+    first = kb.handover_prepositions[0] if kb.handover_prepositions else None
     for i in range(len(toks) - 1, 0, -1):
-        if toks[i] in kb.handover_prepositions:
+        if toks[i] in kb.handover_prepositions and (toks[i] == first or _names_a_person(toks[i + 1:], orig[i + 1:], kb)):
+            # "give the nippers to the guest waiting for a manicure": a later "for" whose phrase
+            # names no one ("for a manicure") says what for, not to whom
             return [orig[:i], orig[i + 1:]]
     n = 0                                # "hand Dr Osei the forceps": a name of capitalised words
     while n < min(3, len(orig) - 2) and orig[n][:1].isupper() and toks[n] not in dets:
@@ -1558,6 +1604,22 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
     if n and toks[n] in dets:
         return [orig[n:], orig[:n]]
     return [orig]
+
+
+def _names_a_person(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
+    """Whether a phrase after "for" may name someone: a pronoun ("for me", "for her"), a name
+    ("for Kenji"), or a head that is a person word or, by WordNet, a person ("for the customer")."""
+    if not toks:
+        return False
+    if toks[0] in kb.person_pronouns or toks[0] in kb.user_words or orig[0][:1].isupper():
+        return True
+    dets = _single_determiners(kb)
+    k = 1 if toks[0] in dets else 0
+    if k < len(orig) and orig[k][:1].isupper():
+        return True
+    head = next((singular(t) for t in toks[k:] if t.isalpha()), None)
+    return head is not None and (head in kb.person_words or head in kb.role_nouns
+                                 or load_lexicon().any_sense_under([head], [["person"]]))
 
 
 # --------------------------------------------------------------------------- context
@@ -1575,6 +1637,11 @@ def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
             if name not in dets and kb.category_of([name]) is None and name not in kb.person_words:
                 pq.person_hint = name
                 continue
+        named = _name_of_role(toks, orig, kb)
+        if named is not None:            # "Hana is the receptionist", "the receptionist is Hana"
+            pq.role_names[named[0]] = named[1]
+            continue
+        statement = any(t in _COPULAS for t in toks[1:])
         toks, orig = _strip_lead(toks, orig, kb.context_leads)
         toks, orig = _strip_lead(toks, orig, kb.lead_fillers)
         if not toks:
@@ -1586,6 +1653,10 @@ def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
         role = _context_role(pq, np, kb)
         if role is None:
             continue
+        if statement and _about_people(pq, role, kb) and not any(o[:1].isupper() for o in orig[1:]):
+            # "the other guest has just left", "she's the only one still waiting": a remark about
+            # the people present that names no one; the person is found among those present
+            continue
         target = pq.args[role]
         generic = not np.words or kb.category_of(np.words) == "thing" or np.words[-1] in ("one", "it")
         if not generic:
@@ -1596,6 +1667,35 @@ def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
         target.states.extend(np.states)
         target.quals.extend(np.quals)
         target.text = f"{target.text} ({np.text})"
+
+
+_COPULAS = frozenset({"is", "are", "was", "were", "has", "have", "had"})
+
+
+def _name_of_role(toks: list[str], orig: list[str], kb: Knowledge) -> tuple[str, str] | None:
+    """(role head, name) from "<Name> is the <role>" or "the <role> is <Name>", where the role's
+    head is a person word or, by WordNet, a person ("Hana is the receptionist")."""
+    if "is" not in toks or len(toks) < 4:
+        return None
+    k = toks.index("is")
+    left, right = orig[:k], orig[k + 1:]
+    for name, role in ((left, right), (right, left)):
+        if len(name) != 1 or not name[0][:1].isupper() or name[0].lower() in _single_determiners(kb):
+            continue
+        words = [singular(t.lower()) for t in role if t.isalpha()]
+        if len(words) < 2 or words[0] not in _single_determiners(kb) or name[0].lower() in kb.person_pronouns:
+            continue
+        head = words[-1]
+        if head in kb.person_words or head in kb.role_nouns or load_lexicon().any_sense_under([head], [["person"]]):
+            return head, name[0].lower()
+    return None
+
+
+def _about_people(pq: ParsedQuery, role: str, kb: Knowledge) -> bool:
+    """Whether an argument is a person: the recipient, or a phrase headed by a person word."""
+    np = pq.args[role]
+    return role == "recipient" or np.raw.lower() in kb.person_pronouns or \
+        bool(np.words and np.words[-1] in kb.person_words)
 
 
 def _context_role(pq: ParsedQuery, np: NP, kb: Knowledge) -> str | None:

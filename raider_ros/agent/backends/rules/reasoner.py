@@ -20,7 +20,7 @@ from raider_ros.common.text import split_words, word_key
 
 from . import embedding
 from .checks import CheckOutcome, Checker
-from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase, role_words
+from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase, role_words, use_description
 from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type, type_words
 from .lexicon import load_lexicon
 from .query import NP, ParsedQuery, parse_np, parse_query
@@ -34,6 +34,14 @@ CLOSEST_NAMED = 3                  # a "not found" answer names this many of the
 VERB_SIMILARITY = 0.70             # an unknown verb reads as an action this similar (sentence embedding) ...
 VERB_MARGIN = 0.04                 # ... when no other action comes this close
 
+
+
+_POINTING = frozenset({"this", "that", "it", "this one", "that one", "these", "those", "them", ""})
+
+
+def _points_at_held(np: NP) -> bool:
+    """A phrase that only points ("this", "that one", or nothing left after "that")."""
+    return np.raw.strip().lower() in _POINTING and not np.quals and not np.states
 
 class _NeedCalls(Exception):
     """Raised at a step that still lacks tool answers."""
@@ -342,13 +350,18 @@ class _Run:
     def _ground_role(self, gr: Grounder, pq: ParsedQuery, role: str, np: NP, pool: Pool, must_hold: bool) -> Grounding:
         person = self._is_person_role(pq, role)
         if person:
-            return gr.ground_person(np, pq.person_hint)
+            return gr.ground_person(np, pq.person_hint, pq.role_names)
+        if must_hold and pool.held and _points_at_held(np):
+            # "give this to my flatmate", "hand that to Kenji": a bare pointing word for what must
+            # be in the hand is the object in the hand
+            return Grounding.of([pool.held], base=[pool.held], how="held",
+                                facts=[f"the robot holds {pool.held}, which \"{np.raw or 'that'}\" points at"])
         if must_hold and pool.held and gr.match_name(np, [pool.held])[0]:
             return Grounding.of([pool.held], base=[pool.held], how="held",
                                 facts=[f"the robot holds {pool.held}, which matches \"{np.describe()}\""])
         g = gr.ground(np, exclude_held=pq.action == "pick" and self._held_alternatives(gr, np, pool))
         if g.status == "none" and person is None and pool.people:
-            p = gr.ground_person(np, pq.person_hint)
+            p = gr.ground_person(np, pq.person_hint, pq.role_names)
             if p.status != "none" or p.unknown_person:   # a person is there, just not recognised
                 return p
         return g
@@ -466,7 +479,8 @@ class _Run:
             seen = self.sentence("closest_seen", ids=join_ids(near, "and")) if near else ""
             heldtxt = "" if not pool.held else f"; the robot is holding {pool.held}" + \
                 (f", not the {what}" if role in hold_roles else "")
-            text = self.sentence("not_found", what=what, seen=seen, held=heldtxt)
+            wanted = use_description(np.words, self.kb)
+            text = self.sentence("not_found", what=f"{what} ({wanted})" if wanted else what, seen=seen, held=heldtxt)
             return self._decide("unfeasibility", text, [], "the object is not present")
         # several candidates: the ambiguity comes first (for a handover even when none is in the gripper)
         for role in order:
