@@ -46,7 +46,7 @@ place L      hand holds something; L a receptacle; L not closed (openable or doo
 open X       X openable and closed; hand empty (the gripper grasps the handle); reach; view.
 close X      X openable and open; reach; view (a full hand may push a door shut).
 turn_on/off  X toggleable and off/on; reach; view.
-slice X      X sliceable and not sliced; a knife (type containing "knife") in hand; reach; view.
+slice X      X sliceable and not sliced; a knife (type named "...Knife", or a knife by WordNet) in hand; reach; view.
 handover O P O in hand; P a person within the handover distance, looking at the robot, hands
              free. The object goes to the person (removed from the world).
 ===========  ==================================================================================
@@ -528,7 +528,10 @@ def _toggle(c: Checker, name, on: bool) -> tuple[Scene, str]:
 
 
 def is_knife(o: SceneObject) -> bool:
-    return "knife" in o.type.lower()
+    """A knife: a type whose head is "knife" (BreadKnife, PenKnife; not KnifeBlock) or a kind of
+    knife by WordNet (Scalpel, Cleaver); the same notion as the issue detector's (lexicon.type_is_a)."""
+    from raider_ros.agent.backends.rules.lexicon import type_is_a    # the WordNet table, loaded once
+    return type_is_a(o.type, "knife")
 
 
 def do_slice(c: Checker, name) -> tuple[Scene, str]:

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from .grounding import Pool, distance_of, join_ids, related_ids
 from .knowledge import Knowledge, type_key, type_words
+from .lexicon import type_is_a
 from .transcript import Answer, Observations, entry_for
 
 BLOCK_HIDDEN_FRACTION = 0.2      # benchmark format: an occluder hides at least 20 % of the target
@@ -142,8 +143,9 @@ class Checker:
         tools = self.kb.type_lists.get(str(spec.get("tools")), frozenset())
         tool = str(spec.get("tool_name") or spec.get("tools"))
         held = self.pool.held
-        # a compound type whose head is a listed tool is that kind of tool (BreadKnife: a knife)
-        if held and (type_key(held) in tools or (type_words(held) or [""])[-1] in tools):
+        # a compound type whose head is a listed tool is that kind of tool (BreadKnife: a knife), and
+        # so is a type WordNet files under the tool (Scalpel: a knife), as the robot's skill reads it
+        if held and (type_key(held) in tools or (type_words(held) or [""])[-1] in tools or type_is_a(held, tool)):
             return self._outcome("holding_tool", role, obj, "pass", self._pass("holding_tool", held=held), tool=tool)
         return self._outcome("holding_tool", role, obj, "fail",
                              self._fail("no_tool", say=self.say, obj=obj, tool=tool, hand=self._hand()), tool=tool)

@@ -215,6 +215,10 @@ def _read(path: Path) -> dict:
         raise KnowledgeError(f"{path}: not valid YAML: {e}") from None
     if not isinstance(doc, dict):
         raise KnowledgeError(f"{path}: expected a mapping at the top level")
+    for key, value in doc.items():       # word lists: YAML reads a bare on/off/yes/no as a boolean
+        if isinstance(value, list) and any(isinstance(w, bool) for w in value):
+            bad = next(w for w in value if isinstance(w, bool))
+            raise KnowledgeError(f"{path}: {key}: a word read as the boolean {bad!r}; quote it (\"on\", \"off\")")
     return doc
 
 

@@ -113,6 +113,21 @@ class Lexicon:
         return any(kind[0] in self.ancestors(s) for s in senses)
 
 
+def type_is_a(type_name: str, kind: str) -> bool:
+    """Whether objects of a type are a kind of ``kind``, the one notion the parser, the
+    precondition check and the simulated skills share: the kind's word is the type's head
+    ("BreadKnife", "PenKnife": knives; not "KnifeBlock"), or WordNet files the type under it
+    ("Scalpel": a surgical knife, a knife; "Cleaver")."""
+    from raider_ros.common.text import singular, split_words
+    words = [w.lower() for w in split_words(type_name.split("_")[0]) if not w.isdigit()]
+    if not words:
+        return False
+    if singular(words[-1]) == kind:
+        return True
+    lex = load_lexicon()
+    return bool(lex.is_a(words, kind.split()) or lex.is_a([singular(w) for w in words], kind.split()))
+
+
 def _rows(path, ok, layout: str):
     """The three-column rows of a gzipped WordNet table (comments and blank lines skipped;
     nothing when the file is absent); ValueError naming the file, line and ``layout`` for a

@@ -1434,7 +1434,7 @@ def _liquid_into(toks: list[str], kb: Knowledge) -> int | None:
     if k is None:
         return None
     before = toks[1:k]
-    lead = 0
+    lead = 1 if len(before) > 1 and before[0] in kb.user_words else 0    # "pour me some water in the mug"
     dets = _single_determiners(kb)
     while lead < len(before) - 1 and (before[lead] in _SOME or (known is None and before[lead] in dets)):
         lead += 1
@@ -1461,9 +1461,17 @@ def _goes_to_someone(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
         rest_t, rest_o = toks[i + 1:], orig[i + 1:]
         k = 1 if rest_t[0] in dets and len(rest_t) > 1 else 0
         if (len(rest_t) == 1 and rest_t[0] in kb.person_pronouns) or (k == 0 and rest_o[0][:1].isupper()) \
-                or any(singular(w) in kb.person_words or singular(w) in kb.role_nouns for w in rest_t[k:]):
+                or any(_is_person_noun(w, kb) for w in rest_t[k:]):
             return True
     return False
+
+
+def _is_person_noun(word: str, kb: Knowledge) -> bool:
+    """A person word, a role noun of person_nouns.txt, or a noun one of whose two most frequent
+    WordNet senses is a person ("the teacher", "the swimmer")."""
+    w = singular(word)
+    return w in kb.person_words or w in kb.role_nouns or \
+        (w.isalpha() and w not in kb.function_words and load_lexicon().any_sense_under([w], [["person"]]))
 
 
 def _single_determiners(kb: Knowledge) -> set[str]:
@@ -1617,9 +1625,8 @@ def _names_a_person(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
     k = 1 if toks[0] in dets else 0
     if k < len(orig) and orig[k][:1].isupper():
         return True
-    head = next((singular(t) for t in toks[k:] if t.isalpha()), None)
-    return head is not None and (head in kb.person_words or head in kb.role_nouns
-                                 or load_lexicon().any_sense_under([head], [["person"]]))
+    head = next((t for t in toks[k:] if t.isalpha()), None)
+    return head is not None and _is_person_noun(head, kb)
 
 
 # --------------------------------------------------------------------------- context
@@ -1685,8 +1692,10 @@ def _name_of_role(toks: list[str], orig: list[str], kb: Knowledge) -> tuple[str,
         words = [singular(t.lower()) for t in role if t.isalpha()]
         if len(words) < 2 or words[0] not in _single_determiners(kb) or name[0].lower() in kb.person_pronouns:
             continue
-        head = words[-1]
-        if head in kb.person_words or head in kb.role_nouns or load_lexicon().any_sense_under([head], [["person"]]):
+        # the head: the last word before a preposition or clause ("the teacher on snack duty today")
+        end = next((i for i in range(2, len(words)) if words[i] in kb.function_words), len(words))
+        head = words[end - 1]
+        if _is_person_noun(head, kb):
             return head, name[0].lower()
     return None
 

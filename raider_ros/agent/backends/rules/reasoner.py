@@ -351,6 +351,9 @@ class _Run:
         person = self._is_person_role(pq, role)
         if person:
             return gr.ground_person(np, pq.person_hint, pq.role_names)
+        if must_hold and not pool.held and _points_at_held(np):
+            # "put it on the hot plate" with an empty gripper: "it" points at nothing in view
+            return Grounding("none", how="held")
         if must_hold and pool.held and _points_at_held(np):
             # "give this to my flatmate", "hand that to Kenji": a bare pointing word for what must
             # be in the hand is the object in the hand
@@ -451,6 +454,12 @@ class _Run:
         order = pq.role_order(self.kb)
         for role in order:
             g, np = results[role], pq.args[role]
+            if g.status == "none" and g.how == "held":
+                others = [x for r, o in results.items() if r not in (role, "source") and o.status == "one" for x in o.ids]
+                return self._decide("unfeasibility", self.sentence("nothing_held", what=np.raw or "it", say=say), others,
+                                    "the gripper is empty and the object is only pointed at")
+        for role in order:
+            g, np = results[role], pq.args[role]
             if g.status != "none":
                 continue
             what = np.describe()
@@ -494,7 +503,10 @@ class _Run:
             if g.status == "several" and role != "source":
                 text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
                                      cands=join_ids([self._label(i, np) for i in g.ids]))
-                return self._decide("ambiguity", text, list(g.ids), "several candidates remain")
+                # the other arguments the query refers to stay in the grounding ("pass this receipt
+                # book to the customer": the book, and both customers; not where a pick starts from)
+                others = [x for r, o in results.items() if r not in (role, "source") and o.status == "one" for x in o.ids]
+                return self._decide("ambiguity", text, others + list(g.ids), "several candidates remain")
         for role in order:
             g, np = results[role], pq.args[role]
             if role in hold_roles and pool.held not in g.ids and (g.status == "several" or not g.ids):
