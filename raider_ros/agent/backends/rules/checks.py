@@ -192,6 +192,16 @@ class Checker:
             return self._outcome("not_blocked", role, obj, "pending", "")
         if others is None:
             return self._outcome("not_blocked", role, obj, "unknown", f"whether anything blocks {obj} ({self._unknown(a)})")
+        if others and role == "location":
+            # what already lies on or in the place hides part of it, but is not in the way of
+            # putting something there ("toss the sweater into the hamper" with a shirt in it)
+            contents: set[str] = set()
+            for rel in ("on top of", "inside"):
+                r, ids, _ = self._related(rel, obj)
+                if r.pending:
+                    return self._outcome("not_blocked", role, obj, "pending", "")
+                contents |= set(ids or [])
+            others = [b for b in others if b not in contents]
         if not others:
             return self._outcome("not_blocked", role, obj, "pass", self._pass("not_blocked", obj=obj))
         ev = "; ".join(filter(None, (_block_evidence(b, obj, evidence.get(b)) for b in others)))

@@ -74,6 +74,7 @@ class NP:
     clause: str = ""                    # a relative clause no qualifier reads: "that needs washing"
     attributive: list[StateQual] = field(default_factory=list)   # states read before the head ("baked")
     partitive: bool = False             # "a piece of citrus": any one of what the words name
+    held: bool = False                  # "what you're holding", "the bottle you've got": in the gripper
 
     @property
     def head_text(self) -> str:
@@ -174,10 +175,50 @@ def _strip_trail(toks: list[str], orig: list[str], phrases: list[tuple[str, ...]
 
 
 # --------------------------------------------------------------------------- noun phrases
+_HOLDING_VERBS = ("holding", "carrying", "got", "gripping", "have", "hold", "carry", "grip")
+_GENERIC_HELD = ("what", "whatever", "thing", "one", "it", "something", "stuff", "object", "item")
+
+
+def _held_clause(toks: list[str], orig: list[str]) -> tuple[list[str], list[str], bool]:
+    """"what you're holding", "the bottle you've got", "the thing in your hand": the clause says
+    the object is the one in the robot's gripper; it is cut off (what is left names the object,
+    "what"/"the thing" nothing). Only after a head: "you" must not start the phrase."""
+    for i in range(1, len(toks) - 1):
+        j = i + 1 if toks[i] in ("that", "which") and i + 1 < len(toks) else i
+        end = None
+        if toks[j] == "you":
+            k = j + 1
+            while k < len(toks) and toks[k] in ("are", "have", "re", "ve", "still", "just"):
+                k += 1
+            if k < len(toks) and toks[k] in _HOLDING_VERBS:
+                end = k + 1
+        elif toks[j] == "in" and j + 2 < len(toks) and toks[j + 1] == "your" and \
+                toks[j + 2] in ("hand", "hands", "gripper", "grip", "claw"):
+            end = j + 3
+        if end is not None:
+            while end < len(toks):       # "... right now", "... at the moment"
+                if toks[end] in ("right", "now", "there"):
+                    end += 1
+                elif toks[end:end + 3] == ["at", "the", "moment"]:
+                    end += 3
+                else:
+                    break
+            head = toks[:i]
+            keep = [k for k, t in enumerate(head) if t not in _GENERIC_HELD]
+            if all(head[k] in ("the", "a", "an", "this", "that") for k in keep):
+                keep = []                # "the thing you're holding": no name at all
+            return [head[k] for k in keep] + toks[end:], [orig[k] for k in keep] + orig[end:], True
+    return toks, orig, False
+
+
 def parse_np(orig: list[str], kb: Knowledge) -> NP:
     """A noun phrase from tokens (original case)."""
     toks = [t.lower() for t in orig]
     orig = list(orig)
+    if toks and toks[0] in _GENERIC_HELD + ("the", "a", "this", "that"):
+        toks, orig, held = _held_clause(toks, orig)
+    else:
+        held = False
     # "a couple of slices off the loaf", "a piece of the cake", "some of the grapes": the amount
     # names no object, what follows of / off / from does (read like a plural: several kinds may
     # be meant, "a piece of citrus")
@@ -431,7 +472,7 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     raw = " ".join(orig)
     words = [w for w in words if w not in kb.personal_words] or words
     return NP(text=text, raw=raw, words=words, states=states, quals=quals, personal=personal,
-              owner=owner, notes=notes, clause=clause, attributive=attributive, partitive=partitive)
+              owner=owner, notes=notes, clause=clause, attributive=attributive, partitive=partitive, held=held)
 
 
 def _names_a_type(words: list[str], kb: Knowledge) -> bool:
@@ -510,8 +551,41 @@ def _contents_clause(toks: list[str]) -> tuple[tuple[int, int], bool] | None:
     return None
 
 
+def _needs_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual] | None:
+    """"that (still) needs washing", "that needs a wash", "which needs to be refilled": the object
+    lacks the state the action leaves (action_results): not clean, empty. (end, state) or None."""
+    if i >= len(toks) or toks[i] not in _RELATIVE or not kb.action_results:
+        return None
+    k = i + 1
+    while k < len(toks) and toks[k] in ("still", "really", "badly", "now", "definitely"):
+        k += 1
+    if k >= len(toks) or toks[k] not in _NEEDS:
+        return None
+    j = k + 1
+    if j < len(toks) and toks[j] in ("a", "an", "some", "another", "to"):
+        j += 1                           # "needs a wash", "needs to be washed"
+    if j < len(toks) and toks[j] == "be":
+        j += 1
+    if j >= len(toks):
+        return None
+    w = toks[j]
+    bases = _verb_bases(w) if w.endswith("ing") else _participle_bases(w) if w.endswith("ed") else [w]
+    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.action_results if a in kb.actions}
+    for b in bases:
+        action = kb.action_for_verb(b) or load_verb_senses().action_of(b, anchors)
+        if action in kb.action_results:
+            key, value = kb.action_results[action]
+            end = j + 2 if j + 1 < len(toks) and toks[j + 1] in kb.particles else j + 1   # "topping up"
+            state = next((s for s in kb.states if s.key == key and s.value == (not value)), None)
+            return end, StateQual(key, not value, " ".join(toks[i:end]), bool(state and state.nothing_inside))
+    return None
+
+
 def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual] | None:
     """A clause "<marker> [not] <state>" starting at ``i``: (end index, state)."""
+    needs = _needs_state(toks, i, kb)
+    if needs is not None:                # "the plate that still needs washing": not clean
+        return needs
     marker = next((m for m in kb.predicate_markers if _at(toks, i, m)), None)
     if marker is None and i + 1 < len(toks) and toks[i] in _RELATIVE and toks[i + 1] in _BE_NOT:
         marker = (toks[i], toks[i + 1])  # "that isn't red": the marker and its negation in one
@@ -615,6 +689,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
     q = q.strip().strip("\"'\u201c\u201d` ")
     pq = _structured(q, kb) or _pddl_like(q, kb)
     if pq is None:
+        q = _TAG_QUESTION.sub(".", q)    # "That knife is an electric one, isn't it? Switch it on."
         said = q
         q = _indirect(_instrument_first(_needs_doing(q, kb), kb), kb)
         request, clarifications = _remarks(q, kb)
@@ -709,6 +784,9 @@ def _pddl_like(q: str, kb: Knowledge) -> ParsedQuery | None:
     return None
 
 
+# a question tag after a statement asks nothing of the robot: ", isn't it?", ", don't they?", ", right?"
+_TAG_QUESTION = re.compile(r"\s*,\s*(?:(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)"
+                           r"n['\u2019]?t\s+(?:it|they|he|she|there|you|we|i)|right|yeah|eh)\s*\?", re.IGNORECASE)
 _PART_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]+\s+|(?<=[.!?])\s+")
 
 
@@ -1609,8 +1687,8 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
     n = 0                                # "hand Dr Osei the forceps": a name of capitalised words
     while n < min(3, len(orig) - 2) and orig[n][:1].isupper() and toks[n] not in dets:
         n += 1
-    if n and toks[n] in dets:
-        return [orig[n:], orig[:n]]
+    if n and (toks[n] in dets or toks[n] in ("whatever", "what")):
+        return [orig[n:], orig[:n]]      # "give Lily whatever you're holding"
     return [orig]
 
 

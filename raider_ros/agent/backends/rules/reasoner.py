@@ -351,6 +351,12 @@ class _Run:
         person = self._is_person_role(pq, role)
         if person:
             return gr.ground_person(np, pq.person_hint, pq.role_names)
+        if np.held:                      # "what you're holding", "the bottle you've got"
+            if not pool.held:
+                return Grounding("none", how="held")
+            if not np.words or gr.match_name(np, [pool.held])[0]:
+                return Grounding.of([pool.held], base=[pool.held], how="held",
+                                    facts=[f"the robot holds {pool.held}, which \"{np.describe() or 'what it holds'}\" names"])
         if must_hold and not pool.held and _points_at_held(np):
             # "put it on the hot plate" with an empty gripper: "it" points at nothing in view
             return Grounding("none", how="held")
@@ -456,7 +462,7 @@ class _Run:
             g, np = results[role], pq.args[role]
             if g.status == "none" and g.how == "held":
                 others = [x for r, o in results.items() if r not in (role, "source") and o.status == "one" for x in o.ids]
-                return self._decide("unfeasibility", self.sentence("nothing_held", what=np.raw or "it", say=say), others,
+                return self._decide("unfeasibility", self.sentence("nothing_held", say=say), others,
                                     "the gripper is empty and the object is only pointed at")
         for role in order:
             g, np = results[role], pq.args[role]
