@@ -690,6 +690,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
     pq = _structured(q, kb) or _pddl_like(q, kb)
     if pq is None:
         q = _TAG_QUESTION.sub(".", q)    # "That knife is an electric one, isn't it? Switch it on."
+        q = _trailing_word(q, kb)        # "Open the till, quick."
         said = q
         q = _indirect(_instrument_first(_needs_doing(q, kb), kb), kb)
         request, clarifications = _remarks(q, kb)
@@ -697,6 +698,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
             context = "\n".join(clarifications + [context]).strip()
         pq = _natural(_let_have(request, kb), kb, guess_verb)
         pq.text = q
+        _one_from_earlier(pq, said, kb)
         _into_hands(pq, said, kb)
         _pronoun_to_name(pq, said, kb)
     if context.strip():
@@ -782,6 +784,24 @@ def _pddl_like(q: str, kb: Knowledge) -> ParsedQuery | None:
             pq.text = q
             return pq
     return None
+
+
+_LAST_WORD = re.compile(r",\s*([a-z]+)\s*[.!?]*\s*$")
+
+
+def _trailing_word(q: str, kb: Knowledge) -> str:
+    """"Open the till, quick.", "Turn it off, quickly!": a last lower-case word after a comma that
+    names no kind of object the knowledge knows, no category, no verb and no word of its lists says
+    how, not what; it is dropped."""
+    m = _LAST_WORD.search(q)
+    if m is None:
+        return q
+    w = m.group(1)
+    if w in kb.function_words or w in kb.particles or w in kb.user_words or w in kb.person_pronouns \
+            or kb.action_for_verb(w) or w in kb.result_states or singular(w) in kb.known_types \
+            or singular(w) in kb.type_descriptions or kb.category_of([singular(w)]) is not None:
+        return q
+    return q[:m.start()] + "."
 
 
 # a question tag after a statement asks nothing of the robot: ", isn't it?", ", don't they?", ", right?"
@@ -935,6 +955,35 @@ def _names(orig: list[str], kb: Knowledge) -> list[list[str]]:
         out.append([o[:-2] if _possessive(o) else o for o in [w] + orig[i + 1:j]])
         i = j
     return out
+
+
+def _one_from_earlier(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
+    """"Someone left a laptop running. Can you switch off the one that's still on?": "the one" of
+    the request takes its noun from an earlier sentence (the last noun phrase WordNet knows there)."""
+    obj = pq.args.get("object")
+    if obj is None or obj.words != ["one"] or not (obj.states or obj.quals):
+        return
+    parts = re.split(r"(?<=[.!?;])\s+", q)
+    if len(parts) < 2:
+        return
+    lex, dets = load_lexicon(), _single_determiners(kb) | {"a", "an", "some"}
+    for part in reversed(parts[:-1]):
+        toks = [t.lower() for t in query_words(part)]
+        found = None
+        for i, t in enumerate(toks):
+            if t not in dets:
+                continue
+            run = []
+            for w in toks[i + 1:]:
+                if w in kb.function_words or not lex.senses([singular(w)], whole=True):
+                    break
+                run.append(singular(w))
+            if run:
+                found = run
+        if found:
+            obj.words, obj.raw = found, " ".join(found)
+            obj.text = f"{obj.text} ({' '.join(found)})"
+            return
 
 
 _HAND_WORDS = ("hand", "hands", "palm", "palms")

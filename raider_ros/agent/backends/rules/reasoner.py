@@ -39,6 +39,16 @@ VERB_MARGIN = 0.04                 # ... when no other action comes this close
 _POINTING = frozenset({"this", "that", "it", "this one", "that one", "these", "those", "them", ""})
 
 
+def _drink_in_hand(np: NP, held: str, kb) -> bool:
+    """A phrase that names a liquid or a drink (WordNet) while the gripper holds a vessel."""
+    lex = load_lexicon()
+    if not np.words or np.quals or not lex.under_any(np.words, [["liquid"], ["beverage"]]):
+        return False
+    words = type_words(held)
+    return bool(words) and (words[-1] in kb.container_heads or bool(lex.is_a(words, ["vessel"]))
+                            or bool(lex.is_a(words, ["container"])))
+
+
 def _points_at_held(np: NP) -> bool:
     """A phrase that only points ("this", "that one", or nothing left after "that")."""
     return np.raw.strip().lower() in _POINTING and not np.quals and not np.states
@@ -365,6 +375,10 @@ class _Run:
             # be in the hand is the object in the hand
             return Grounding.of([pool.held], base=[pool.held], how="held",
                                 facts=[f"the robot holds {pool.held}, which \"{np.raw or 'that'}\" points at"])
+        if must_hold and pool.held and _drink_in_hand(np, pool.held, self.kb):
+            # "give Arthur the water" while holding his cup: the drink is handed over in what holds it
+            return Grounding.of([pool.held], base=[pool.held], how="held",
+                                facts=[f"the robot holds {pool.held}, which holds what \"{np.describe()}\" names"])
         if must_hold and pool.held and gr.match_name(np, [pool.held])[0]:
             return Grounding.of([pool.held], base=[pool.held], how="held",
                                 facts=[f"the robot holds {pool.held}, which matches \"{np.describe()}\""])
