@@ -59,6 +59,7 @@ from raider_ros.state_qa.summarizers import summarize_executor
 from raider_ros.state_qa.trackers import ExecutionTracker
 
 # who serves each of the executor's ports: a port that does not answer is named by it
+SERVER_GONE_S = 1.0   # a skill server unlisted this long while its goal runs has gone (not a graph update)
 PORT_NAMES = {"detect": "the detect_issue service", "plan_recovery": "the plan_recovery service",
               "skill": "the execute_skill action server", "ask": "the human/ask service"}
 
@@ -100,6 +101,7 @@ class PlanExecutorNode(Node):
         self._goal: dict[str, Any] = {}       # the request being run: its words, scene, recovery sources
         self.ask_client = self.create_client(Ask, "human/ask", callback_group=group)
         self.skill_client = ActionClient(self, ExecuteSkill, "execute_skill", callback_group=group)
+        self._skill_answered = False     # the skill server has answered a goal request of this node
         self.safety = SafetyClient(self, callback_group=group, timeout_s=self.p["safety_timeout_s"]) \
             if self.p["safety"] else None
         self.pub_say = self.create_publisher(String, "human/say", 20)
@@ -162,21 +164,30 @@ class PlanExecutorNode(Node):
         # a quarter of the port's own time limit: rclpy's wait polls in sleeps that overrun under load,
         # and the reason must come from here, naming the server, not from the port's time-out
         wait_s = min(self.p["server_wait_s"], self.p["skill_timeout_s"] / 4)
+        alive = self.skill_client.server_is_ready
         if not self.skill_client.wait_for_server(timeout_sec=wait_s):
-            raise RuntimeError("the execute_skill action server is not available (is sim_world / the robot up?)")
+            if not self._skill_answered:
+                raise RuntimeError("the execute_skill action server is not available (is sim_world / the robot up?)")
+            # it answered this node before: the graph's readiness is a hint, the goal request is the
+            # test; its answer is waited for skill_goal_wait_s, and a server that is gone answers nothing
+            self.get_logger().warning(f"the execute_skill action server answered before but is not listed as ready "
+                                      f"after {wait_s:g} s; sending the {name} goal anyway")
+            alive = None
         what = "the execute_skill action server (goal request)"
         # a goal request the server never answered was never accepted: sent again to a respawned server
         handle = ask_once_more(lambda: self.skill_client.send_goal_async(ExecuteSkill.Goal(skill=name, args=list(args))),
                                lambda f: self._wait(f, min(self.p["skill_goal_wait_s"], self.p["skill_timeout_s"] / 2),
-                                                    what, alive=self.skill_client.server_is_ready),
+                                                    what, alive=alive),
                                lambda: self.skill_client.wait_for_server(timeout_sec=wait_s), what,
                                self.get_logger().warning)
+        self._skill_answered = True
         if not handle.accepted:
             return False, f"the robot refused the {name} goal (busy)"
         result_future = handle.get_result_async()
         done = threading.Event()
         result_future.add_done_callback(lambda _f: done.set())
         end = time.monotonic() + self.p["skill_timeout_s"]
+        gone_since: float | None = None
         while not done.wait(0.05):
             if cancel.is_set():
                 handle.cancel_goal_async()
@@ -185,7 +196,12 @@ class PlanExecutorNode(Node):
             if time.monotonic() > end:
                 handle.cancel_goal_async()
                 raise TimeoutError(f"skill {name} did not finish within {self.p['skill_timeout_s']:.0f} s")
-            if not self.skill_client.server_is_ready():
+            if self.skill_client.server_is_ready():
+                gone_since = None
+            elif gone_since is None:
+                gone_since = time.monotonic()
+            elif time.monotonic() - gone_since > SERVER_GONE_S:
+                # not listed for a while, not one graph update in flux
                 raise ConnectionError(f"skill {name}: the execute_skill action server went away while it ran "
                                       "(sim_world or the robot stopped?); the skill's outcome is unknown")
         res = result_future.result().result
