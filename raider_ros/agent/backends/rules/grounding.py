@@ -20,7 +20,7 @@ from raider_ros.common.text import singular, split_words, word_key
 from . import embedding
 from .lexicon import load_lexicon, load_verb_senses
 from .knowledge import Knowledge, type_key, type_of, type_words
-from .query import NP, StateQual
+from .query import NP, StateQual, _is_person_noun
 from .transcript import Observations, entry_for
 
 FUZZY_CUTOFF = 85.0
@@ -901,7 +901,7 @@ def role_words(np: NP, kb: Knowledge) -> list[str]:
     words = np.words
 
     def role(w: str) -> bool:            # "climber": a vine first, a person second (WordNet)
-        return w in kb.role_nouns or load_lexicon().any_sense_under([w], [["person"]])
+        return _is_person_noun(w, kb)
     if not words or not (words[-1] in kb.person_words or role(words[-1]) or (set(words) & kb.person_words)):
         return []
     raw = np.raw.split()

@@ -13,6 +13,7 @@ import gzip
 from functools import lru_cache
 
 from raider_ros.common.paths import data_dir
+from raider_ros.common.text import singular, split_words
 
 MAX_WORDS = 3
 
@@ -118,7 +119,6 @@ def type_is_a(type_name: str, kind: str) -> bool:
     precondition check and the simulated skills share: the kind's word is the type's head
     ("BreadKnife", "PenKnife": knives; not "KnifeBlock"), or WordNet files the type under it
     ("Scalpel": a surgical knife, a knife; "Cleaver")."""
-    from raider_ros.common.text import singular, split_words
     words = [w.lower() for w in split_words(type_name.split("_")[0]) if not w.isdigit()]
     if not words:
         return False

@@ -569,16 +569,26 @@ def _needs_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual
     if j >= len(toks):
         return None
     w = toks[j]
-    bases = _verb_bases(w) if w.endswith("ing") else _participle_bases(w) if w.endswith("ed") else [w]
-    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.action_results if a in kb.actions}
-    for b in bases:
-        action = kb.action_for_verb(b) or load_verb_senses().action_of(b, anchors)
-        if action in kb.action_results:
-            key, value = kb.action_results[action]
+    for b in _verb_bases(w) if w.endswith("ing") else _participle_bases(w) if w.endswith("ed") else [w]:
+        left = _result_of(b, kb)
+        if left is not None:
             end = j + 2 if j + 1 < len(toks) and toks[j + 1] in kb.particles else j + 1   # "topping up"
-            state = next((s for s in kb.states if s.key == key and s.value == (not value)), None)
-            return end, StateQual(key, not value, " ".join(toks[i:end]), bool(state and state.nothing_inside))
+            return end, _state_qual(left[0], not left[1], " ".join(toks[i:end]), kb)
     return None
+
+
+def _result_of(verb: str, kb: Knowledge) -> tuple[str, bool] | None:
+    """The state (key, value) the action of a verb leaves its object in (action_results), the
+    verb read by the knowledge or, as for a verb it lacks, by WordNet; None otherwise."""
+    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.action_results if a in kb.actions}
+    action = kb.action_for_verb(verb) or load_verb_senses().action_of(verb, anchors)
+    return kb.action_results[action] if action in kb.action_results else None
+
+
+def _state_qual(key: str, value: bool, text: str, kb: Knowledge) -> StateQual:
+    """A state qualifier, empty of contents as language.yaml's state of that key and value says."""
+    state = next((s for s in kb.states if s.key == key and s.value == value), None)
+    return StateQual(key, value, text, bool(state and state.nothing_inside))
 
 
 def _predicate_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual] | None:
@@ -667,15 +677,12 @@ def _participle_state(toks: list[str], j: int, kb: Knowledge) -> tuple[int, Stat
     if j >= len(toks) or not kb.action_results:
         return None
     end = j + 2 if j + 1 < len(toks) and toks[j + 1] in kb.particles else j + 1
-    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.action_results if a in kb.actions}
     for b in _participle_bases(toks[j]):
         tried = ([(f"{b} {toks[j + 1]}", end)] if end == j + 2 else []) + [(b, j + 1)]
         for verb, stop in tried:
-            action = kb.action_for_verb(verb) or load_verb_senses().action_of(verb, anchors)
-            if action in kb.action_results:
-                key, value = kb.action_results[action]
-                state = next((s for s in kb.states if s.key == key and s.value == value), None)
-                return stop, StateQual(key, value, " ".join(toks[j:stop]), bool(state and state.nothing_inside))
+            left = _result_of(verb, kb)
+            if left is not None:
+                return stop, _state_qual(left[0], left[1], " ".join(toks[j:stop]), kb)
     return None
 
 
@@ -807,6 +814,7 @@ def _trailing_word(q: str, kb: Knowledge) -> str:
 # a question tag after a statement asks nothing of the robot: ", isn't it?", ", don't they?", ", right?"
 _TAG_QUESTION = re.compile(r"\s*,\s*(?:(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should)"
                            r"n['\u2019]?t\s+(?:it|they|he|she|there|you|we|i)|right|yeah|eh)\s*\?", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+")
 _PART_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]+\s+|(?<=[.!?])\s+")
 
 
@@ -928,7 +936,7 @@ def _pronoun_to_name(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
     if pq.action != "handover" or rec is None or rec.raw.lower() not in _THIRD_PERSON:
         return
     # each sentence's first word may be a capitalised verb ("... is ready. Put it in his hands")
-    names = [n for part in re.split(r"(?<=[.!?;])\s+", q) for n in _names(query_words(part), kb)]
+    names = [n for part in _SENTENCE_BREAK.split(q) for n in _names(query_words(part), kb)]
     if len(names) == 1:
         pq.args["recipient"] = parse_np(names[0], kb)
 
@@ -963,7 +971,7 @@ def _one_from_earlier(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
     obj = pq.args.get("object")
     if obj is None or obj.words != ["one"] or not (obj.states or obj.quals):
         return
-    parts = re.split(r"(?<=[.!?;])\s+", q)
+    parts = _SENTENCE_BREAK.split(q)
     if len(parts) < 2:
         return
     lex, dets = load_lexicon(), _single_determiners(kb) | {"a", "an", "some"}
@@ -1759,7 +1767,7 @@ def _names_a_person(toks: list[str], orig: list[str], kb: Knowledge) -> bool:
 # --------------------------------------------------------------------------- context
 def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
     """Fold a clarification into the query: who a person is, or which object is meant."""
-    for sentence in (x for line in context.strip().splitlines() for x in re.split(r"(?<=[.!?;])\s+", line)):
+    for sentence in (x for line in context.strip().splitlines() for x in _SENTENCE_BREAK.split(line)):
         orig = _expand_contractions(query_words(sentence), kb)
         toks = [t.lower() for t in orig]
         if not toks:

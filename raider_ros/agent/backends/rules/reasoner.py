@@ -35,11 +35,10 @@ VERB_SIMILARITY = 0.70             # an unknown verb reads as an action this sim
 VERB_MARGIN = 0.04                 # ... when no other action comes this close
 
 
-
 _POINTING = frozenset({"this", "that", "it", "this one", "that one", "these", "those", "them", ""})
 
 
-def _drink_in_hand(np: NP, held: str, kb) -> bool:
+def _drink_in_hand(np: NP, held: str, kb: Knowledge) -> bool:
     """A phrase that names a liquid or a drink (WordNet) while the gripper holds a vessel."""
     lex = load_lexicon()
     if not np.words or np.quals or not lex.under_any(np.words, [["liquid"], ["beverage"]]):
@@ -52,6 +51,17 @@ def _drink_in_hand(np: NP, held: str, kb) -> bool:
 def _points_at_held(np: NP) -> bool:
     """A phrase that only points ("this", "that one", or nothing left after "that")."""
     return np.raw.strip().lower() in _POINTING and not np.quals and not np.states
+
+
+def _in_gripper(held: str, fact: str) -> Grounding:
+    """The object in the gripper, grounded for the reason ``fact`` says."""
+    return Grounding.of([held], base=[held], how="held", facts=[fact])
+
+
+def _other_ids(results: dict[str, Grounding], role: str) -> list[str]:
+    """What the query's other arguments grounded to, one each (not where a pick starts from)."""
+    return [x for r, o in results.items() if r not in (role, "source") and o.status == "one" for x in o.ids]
+
 
 class _NeedCalls(Exception):
     """Raised at a step that still lacks tool answers."""
@@ -365,23 +375,19 @@ class _Run:
             if not pool.held:
                 return Grounding("none", how="held")
             if not np.words or gr.match_name(np, [pool.held])[0]:
-                return Grounding.of([pool.held], base=[pool.held], how="held",
-                                    facts=[f"the robot holds {pool.held}, which \"{np.describe() or 'what it holds'}\" names"])
+                return _in_gripper(pool.held, f"the robot holds {pool.held}, which \"{np.describe() or 'what it holds'}\" names")
         if must_hold and not pool.held and _points_at_held(np):
             # "put it on the hot plate" with an empty gripper: "it" points at nothing in view
             return Grounding("none", how="held")
         if must_hold and pool.held and _points_at_held(np):
             # "give this to my flatmate", "hand that to Kenji": a bare pointing word for what must
             # be in the hand is the object in the hand
-            return Grounding.of([pool.held], base=[pool.held], how="held",
-                                facts=[f"the robot holds {pool.held}, which \"{np.raw or 'that'}\" points at"])
+            return _in_gripper(pool.held, f"the robot holds {pool.held}, which \"{np.raw or 'that'}\" points at")
         if must_hold and pool.held and _drink_in_hand(np, pool.held, self.kb):
             # "give Arthur the water" while holding his cup: the drink is handed over in what holds it
-            return Grounding.of([pool.held], base=[pool.held], how="held",
-                                facts=[f"the robot holds {pool.held}, which holds what \"{np.describe()}\" names"])
+            return _in_gripper(pool.held, f"the robot holds {pool.held}, which holds what \"{np.describe()}\" names")
         if must_hold and pool.held and gr.match_name(np, [pool.held])[0]:
-            return Grounding.of([pool.held], base=[pool.held], how="held",
-                                facts=[f"the robot holds {pool.held}, which matches \"{np.describe()}\""])
+            return _in_gripper(pool.held, f"the robot holds {pool.held}, which matches \"{np.describe()}\"")
         g = gr.ground(np, exclude_held=pq.action == "pick" and self._held_alternatives(gr, np, pool))
         if g.status == "none" and person is None and pool.people:
             p = gr.ground_person(np, pq.person_hint, pq.role_names)
@@ -475,8 +481,7 @@ class _Run:
         for role in order:
             g, np = results[role], pq.args[role]
             if g.status == "none" and g.how == "held":
-                others = [x for r, o in results.items() if r not in (role, "source") and o.status == "one" for x in o.ids]
-                return self._decide("unfeasibility", self.sentence("nothing_held", say=say), others,
+                return self._decide("unfeasibility", self.sentence("nothing_held", say=say), _other_ids(results, role),
                                     "the gripper is empty and the object is only pointed at")
         for role in order:
             g, np = results[role], pq.args[role]
@@ -524,9 +529,8 @@ class _Run:
                 text = self.sentence("ambiguity", what=f"candidates for \"{np.describe()}\"",
                                      cands=join_ids([self._label(i, np) for i in g.ids]))
                 # the other arguments the query refers to stay in the grounding ("pass this receipt
-                # book to the customer": the book, and both customers; not where a pick starts from)
-                others = [x for r, o in results.items() if r not in (role, "source") and o.status == "one" for x in o.ids]
-                return self._decide("ambiguity", text, others + list(g.ids), "several candidates remain")
+                # book to the customer": the book, and both customers)
+                return self._decide("ambiguity", text, _other_ids(results, role) + list(g.ids), "several candidates remain")
         for role in order:
             g, np = results[role], pq.args[role]
             if role in hold_roles and pool.held not in g.ids and (g.status == "several" or not g.ids):
