@@ -441,6 +441,14 @@ class Grounder:
                 facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} {shown}")
             cands = keep
 
+        liquid = self._liquid_named(np) if len(cands) > 1 and not states else None
+        if liquid is not None:           # "the cup of water": of several cups, the filled ones
+            keep, waiting, _ = self._state_filter(cands, StateQual("filled", True, "filled", False))
+            pending |= waiting
+            if keep and len(keep) < len(cands):
+                facts.append(f"{join_ids(keep)} {'is' if len(keep) == 1 else 'are'} filled (\"of {liquid}\")")
+                cands = keep
+
         if (np.personal or np.owner) and len(cands) > 1 and self.obs.has("retrieve_user_information"):
             about = f"{np.owner}'s {np.head_text}" if np.owner else f"the user's {np.text}"
             a = self.obs.get("retrieve_user_information", about)
@@ -484,6 +492,20 @@ class Grounder:
             g.state_only = True
             g.base = before_states
         return g
+
+    def _liquid_named(self, np: NP) -> str | None:
+        """"the cup of water", "the glass of juice": the liquid a vessel is named by (WordNet: a
+        liquid, a fluid, a beverage or a solution), which says the vessel holds some; None otherwise ("the box of
+        matches", "the bottle of ear cleaner" named so by its kind: only among several alike is
+        the one filled taken)."""
+        toks = split_words(np.text.lower())
+        if "of" not in toks[1:-1]:
+            return None
+        liquid = [singular(w) for w in toks[toks.index("of") + 1:] if w not in self.kb.function_words]
+        if not liquid or len(liquid) > 2:
+            return None
+        lex = load_lexicon()
+        return " ".join(liquid) if lex.under_any(liquid, [["liquid"], ["fluid"], ["beverage"], ["solution"]]) else None
 
     def _by_property(self, words: list[str], ids: list[str]) -> tuple[list[str], bool]:
         """"the appliance that's running", "the gadget that's off": where no type in view is a
@@ -806,12 +828,16 @@ class Grounder:
 
 _GENERIC_HEADS = frozenset({"something", "anything", "thing", "tool", "gadget", "device", "implement", "utensil",
                             "instrument", "contraption", "gizmo", "one"})
-_INSTRUMENT_HEADS = ("implement", "tool", "device", "instrument")
+_INSTRUMENT_HEADS = ("implement", "tool", "device", "instrument", "machine")
 
 
 def used_verb(words: list[str], kb: Knowledge) -> str | None:
     """The verb of a phrase that names a thing by its use, after a head that says nothing of what
-    it is: "something to snip ...", "the thing I press the seams with", "a gadget for checking ..."."""
+    it is: "something to snip ...", "the thing I press the seams with", "a gadget for checking ...",
+    "the thing that's projecting ..."."""
+    if len(words) > 1 and words[0] in ("is", "s", "are") and words[1].endswith("ing") and len(words[1]) > 5:
+        return words[1]                  # "the thing that's projecting onto the wall" (its head and
+        #                                  "that" are left out of the words)
     if len(words) < 3 or singular(words[0]) not in _GENERIC_HEADS:
         return None
     k, nxt = words[1], words[2]
@@ -845,10 +871,10 @@ def agent_heads(verb: str, kb: Knowledge) -> set[str]:
 
 
 def _agent_nouns(v: str) -> list[str]:
-    """"cut" -> cuter, cutter; "slice" -> slicer."""
+    """"cut" -> cuter, cutter; "slice" -> slicer; "project" -> projector, "generate" -> generator."""
     if v.endswith("e"):
-        return [v + "r"]
-    return list(dict.fromkeys([v + "er"] + ([v + v[-1] + "er"] if v[-1] not in "aeiouwxy" else [])))
+        return [v + "r", v[:-1] + "or"]
+    return list(dict.fromkeys([v + "er"] + ([v + v[-1] + "er"] if v[-1] not in "aeiouwxy" else []) + [v + "or"]))
 
 
 def _use_verbs(verb: str, kb: Knowledge) -> list[str]:

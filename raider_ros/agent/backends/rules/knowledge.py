@@ -131,6 +131,7 @@ class Knowledge:
     user_words: frozenset[str] = field(default_factory=frozenset)
     toward_user: tuple[tuple[str, ...], ...] = ()   # "my way", "this way": the object comes to the user
     remark_leads: list[tuple[str, ...]] = field(default_factory=list)
+    contrast_leads: list[tuple[str, ...]] = field(default_factory=list)   # "..., leave the used one"
     purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
     closing_parts: frozenset[str] = field(default_factory=frozenset)
     wordnet_verb_actions: tuple[str, ...] = ()  # actions an unknown verb may name by WordNet
@@ -414,6 +415,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         user_words=frozenset(str(w) for w in lang.get("user_words") or []),
         toward_user=tuple(sorted((tuple(str(p).split()) for p in lang.get("toward_user") or []), key=len, reverse=True)),
         remark_leads=_phrases(lang.get("remark_leads") or [], f"{lw}: remark_leads"),
+        contrast_leads=_phrases(lang.get("contrast_leads") or [], f"{lw}: contrast_leads"),
         purpose_phrases=_phrases(lang.get("purpose_phrases") or [], f"{lw}: purpose_phrases"),
         modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),
         closing_parts=frozenset(singular(str(w)) for w in lang.get("closing_parts") or []),

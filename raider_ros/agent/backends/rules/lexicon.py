@@ -40,7 +40,28 @@ class Lexicon:
         """The senses of a lemma, or of its form in -s when a plural rule cut that off ("len":
         lens, "thermo": thermos)."""
         key = " ".join(words)
-        return self._senses.get(key) or (self._senses.get(key + "s", ()) if key and not key.endswith("s") else ())
+        got = self._senses.get(key) or (self._senses.get(key + "s", ()) if key and not key.endswith("s") else ())
+        if not got and len(words) == 2:  # "ice box", "tea pot": the word written closed up
+            got = self._senses.get("".join(words), ())
+        return got
+
+    def thing_senses(self, words: list[str], whole: bool = False) -> tuple[str, ...]:
+        """The senses of a type's name (as :meth:`senses`) that are things, not people: an object
+        in view is no person, so "jumper" is the sweater (its later sense), not someone who jumps;
+        and a name whose most frequent sense is no physical thing has its later ones that are
+        ("scale": the weighing machine; the whole name, not a tail of it). The senses as they are when all are people's."""
+        got = self.senses(words, whole)
+        person = self._get(["person"])[:1]
+        words = [w.lower() for w in words if w]
+        tails = [words] if whole else [words[n:] for n in range(max(0, len(words) - MAX_WORDS), len(words))]
+        if not got:                      # "scale": first a relative size, then a weighing machine (the
+            #                              whole name only: "bread roll" is not every later sense of "roll")
+            return tuple(s for s in self._later.get(" ".join(words), ()) if not person or person[0] not in self.ancestors(s))
+        if not person or not all(person[0] in self.ancestors(s) for s in got):
+            return got
+        key = next((" ".join(t) for t in tails if self._get(t)), "")
+        things = tuple(s for s in self._later.get(key, ()) if person[0] not in self.ancestors(s))
+        return things or got
 
     def ancestors(self, synset: str) -> frozenset[str]:
         got = self._anc.get(synset)
@@ -68,7 +89,7 @@ class Lexicon:
         ballpoint, a pen; "shades": sunglasses): the type's sense is the phrase's or one of its
         hypernyms at most ``steps`` levels up."""
         kind = self.senses(phrase_words, whole=True)[:1]
-        senses = self.senses(type_words)
+        senses = self.thing_senses(type_words)
         return bool(kind and senses) and any(s in self.near_kinds(kind[0], steps) for s in senses)
 
     def shares_a_sense(self, type_words: list[str], phrase_words: list[str], steps: int = 1) -> bool:
@@ -82,7 +103,7 @@ class Lexicon:
         key = " ".join(words)
         every = self._get(words) + self._later.get(key, ()) + \
             (self._later.get(key + "s", ()) if not key.endswith("s") else ())
-        senses = set(self.senses(type_words, whole=True))     # "card machine" is no machine here
+        senses = set(self.thing_senses(type_words, whole=True))     # "card machine" is no machine here
         return bool(senses) and any(senses & self.near_kinds(s, steps) for s in every)
 
     def under_any(self, words: list[str], kinds: list[list[str]]) -> bool:
@@ -108,7 +129,7 @@ class Lexicon:
         what the whole phrase names ("tool"; not "bag of tulip bulbs" by its head alone); None when
         WordNet knows one of them not."""
         kind = self.senses(phrase_words, whole=True)[:1]
-        senses = self.senses(type_words)
+        senses = self.thing_senses(type_words)
         if not kind or not senses:
             return None
         return any(kind[0] in self.ancestors(s) for s in senses)

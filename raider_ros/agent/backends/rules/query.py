@@ -699,7 +699,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
         q = _TAG_QUESTION.sub(".", q)    # "That knife is an electric one, isn't it? Switch it on."
         q = _trailing_word(q, kb)        # "Open the till, quick."
         said = q
-        q = _indirect(_instrument_first(_needs_doing(q, kb), kb), kb)
+        q = _indirect(_instrument_first(_needs_doing(_wants_done(q, kb), kb), kb), kb)
         request, clarifications = _remarks(q, kb)
         if clarifications:       # "..., I mean the red one": read like a clarification
             context = "\n".join(clarifications + [context]).strip()
@@ -846,6 +846,8 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
         if lead is not None and len(toks) > len(lead) and toks[len(lead)] in dets:
             clar.append(part)            # "it's the one by the plant"
             continue
+        if any(_at(toks, 0, p) for p in kb.contrast_leads) and len(toks) > 1:
+            continue                     # "..., leave the one that's been used": not this one
         rl = next((p for p in kb.remark_leads if _at(toks, 0, p)), None)
         if rl is not None and len(toks) > len(rl) and toks[len(rl)] not in ("one", "ones"):
             continue                     # a remark: a reason or a wish, not the request
@@ -861,8 +863,48 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             continue                     # "... - the teller wants some water": a person as the subject
         if len(toks) > 2 and toks[1] in _AUX and toks[0] not in dets and not _starts_request(part, kb):
             continue                     # "..., people will be wanting tea": a clause of its own
+        if _own_clause(_expand_contractions(orig, kb), kb) and not _starts_request(part, kb):
+            continue                     # "..., the drinks are in there", "..., my earring rolled under it"
         keep.append(part)
     return " ".join(keep), clar
+
+
+_POSSESSIVES = ("my", "your", "his", "her", "our", "their", "its")
+_SOMEONE = ("something", "someone", "somebody", "everything", "everyone", "everybody", "nothing", "nobody",
+            "anything", "anyone", "anybody")
+
+
+def _own_clause(orig: list[str], kb: Knowledge) -> bool:
+    """Whether a part is a sentence of its own: a subject (a pronoun such as "something", or a
+    determiner or possessive and up to three words with no relative or function word among them)
+    and then a finite verb: a form of be or have ("the drinks are in there", "that speaker is way
+    too loud", "something is rolled under it"), or after a possessive or pronoun subject a past
+    tense WordNet knows the verb of ("my earring rolled underneath"). Not a description that
+    says which one ("the mug left of the bowl": a relation, "the one that's clean")."""
+    toks = [t.lower() for t in orig]
+    if len(toks) < 2:
+        return False
+    dets = _single_determiners(kb)
+    if toks[0] in _SOMEONE:
+        start = 1
+    elif (toks[0] in dets or toks[0] in _POSSESSIVES) and len(toks) > 2:
+        start = 2
+        while start < min(len(toks), 5) and toks[start] not in _AUX and not toks[start].endswith("ed") \
+                and toks[start] not in _BE_NOT | _HAVE_NOT:
+            start += 1
+        if any(t in kb.function_words or t in _RELATIVE or t in ("one", "ones") for t in toks[1:start]):
+            return False
+    else:
+        return False
+    if start >= len(toks) or any(_at(toks, start, r.phrase) for r in kb.relations):
+        return False
+    verb = toks[start]
+    if verb in _AUX and start > 1 and load_lexicon().senses(toks[start - 1:start + 1], whole=True):
+        return False                     # "the watering can to the left of ...": a noun
+    if verb in _AUX or verb in _BE_NOT or verb in _HAVE_NOT:
+        return True
+    return (toks[0] in _SOMEONE or toks[0] in _POSSESSIVES) and verb.endswith("ed") and verb not in kb.result_states \
+        and any(load_verb_senses().sense(b) for b in _participle_bases(verb))
 
 
 def _starts_request(part: str, kb: Knowledge) -> bool:
@@ -1252,6 +1294,12 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if f is not None:                # "fill the drink bottle from the tap": where the water comes from
             purpose = " ".join(body_o[f:])
             body_t, body_o = body_t[:f], body_o[:f]
+    if action in (None, "pick") and not purpose:
+        o = next((i for i in range(1, len(body_t) - 1) if body_t[i] in _TRAILING_PARTICLES
+                  and body_t[i + 1] in _DESTINATION and body_t[i + 1] != "in"), None)
+        if o is not None:                # "heft the wheel over to the sink": where it goes, not "above"
+            purpose = " ".join(body_o[o:])
+            body_t, body_o = body_t[:o], body_o[:o]
     args: list[list[str]] = [body_o]
     place_rel = None
     if action == "place":
@@ -1519,6 +1567,48 @@ def _needs_doing(q: str, kb: Knowledge) -> str:
     return " , ".join([" ".join([base] + orig[:k])] + rest)
 
 
+_WANT = (("need",), ("want",), ("would", "like"), ("would", "love"), ("like",))    # "I'd like": the 'd is cut
+_SAME_PARTICIPLE = ("cut", "shut", "put", "split", "set", "slit", "spread")    # said as the verb
+
+
+def _wants_done(q: str, kb: Knowledge) -> str:
+    """"..., so I need the cucumber cut into rounds", "I want the door closed", "we'd like the
+    lamp switched off" -> "cut the cucumber into rounds", "close the door", "switch off the lamp":
+    a speaker who wants a thing in the state an action leaves it asks for the action (a past
+    participle whose verb the knowledge or WordNet reads as an action). Not "I'd like the teacup
+    that hasn't been poured" (a relative clause says which one), nor a participle before the
+    noun ("I want the sliced bread")."""
+    parts = [p.strip() for p in _PART_BREAK.split(q) if p.strip()]
+    dets = _single_determiners(kb)
+    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions if a in kb.actions}
+    for n, part in enumerate(parts):
+        if n and _starts_request(parts[n - 1], kb):
+            break                        # "Switch the toaster on? I'd like my bread toasted": a reason
+        orig = _expand_contractions(query_words(part), kb)
+        toks, orig = _strip_lead([t.lower() for t in orig], orig, kb.lead_fillers)
+        if len(toks) < 5 or toks[0] not in ("i", "we"):
+            continue
+        want = next((w for w in _WANT if _at(toks, 1, w)), None)
+        d = 1 + len(want) if want else None
+        if d is None or d >= len(toks) or toks[d] not in dets:
+            continue
+        for k in range(d + 2, min(len(toks), d + 6)):
+            w = toks[k]
+            if w in kb.function_words or w in _RELATIVE or w in _AUX:
+                break
+            bases = [w] if w in _SAME_PARTICIPLE else _participle_bases(w)
+            part_of = toks[k + 1] if k + 1 < len(toks) and toks[k + 1] in kb.particles else None
+            if part_of is not None and any(kb.action_for_verb(f"{b} {part_of}") for b in bases):
+                base = next(f"{b} {part_of}" for b in bases if kb.action_for_verb(f"{b} {part_of}"))
+                return " , ".join(parts[:n] + [" ".join([base] + orig[d:k] + orig[k + 2:])] + parts[n + 1:])
+            base = next((b for b in bases if kb.action_for_verb(b) or load_verb_senses().action_of(b, anchors)), None)
+            if base is None:
+                continue
+            rebuilt = " ".join([base] + orig[d:k] + orig[k + 1:])
+            return " , ".join(parts[:n] + [rebuilt] + parts[n + 1:])
+    return q
+
+
 def _instrument_first(q: str, kb: Knowledge) -> str:
     """"Use the knife to split the mandrel" and "With the knife, saw the microphone in two" ->
     "split the mandrel with the knife": the instrument said first goes after the request."""
@@ -1672,10 +1762,14 @@ def _inner_particle(action: str, verb: str, toks: list[str], orig: list[str],
     """"set the loaf down on the scale", "put the lid back on the jar": the particle of a
     phrasal verb of the same action, split off by its object, is not part of the object."""
     verbs = {p for p, a in _verb_phrases(kb) if a == action}
+    dets = _single_determiners(kb)
     for i in range(1, len(toks)):
         if (toks[i] not in kb.particles and toks[i] != _ACROSS) or (tuple(verb.split()) + (toks[i],) not in verbs
                                            and toks[i] in kb.result_states):
             continue
+        if toks[i - 1] in dets and toks[i - 1] not in _PRONOUN_OBJECTS:
+            continue                     # "the cereal box at the back": a noun after a determiner
+            #                              (not "hand this over to Nadia")
         nxt = i + 1
         if nxt < len(toks) and (any(_at(toks, nxt, p) for p, _ in kb.place_prepositions)
                                 or (action == "handover" and toks[nxt] in kb.handover_prepositions)) \
@@ -1687,6 +1781,9 @@ def _inner_particle(action: str, verb: str, toks: list[str], orig: list[str],
                 or any(_at(toks, nxt, r.phrase) for r in kb.relations):
             return toks[:i] + toks[i + 1:], orig[:i] + orig[i + 1:]
     return toks, orig
+
+
+_ASKS = ("whether", "if", "what", "how", "why")    # a verb asking something: "check whether", "see if"
 
 
 def _clause_break(toks: list[str], kb: Knowledge) -> int | None:
@@ -1702,7 +1799,8 @@ def _clause_break(toks: list[str], kb: Knowledge) -> int | None:
         # verb the knowledge lacks counts when WordNet has it and an object follows ("and carry it")
         verb_next = any(_at(toks, k, p) for p, _ in phrases) or (
             k + 1 < len(toks) and load_verb_senses().sense(toks[k]) is not None
-            and (toks[k + 1] in ("it", "them") or toks[k + 1] in _single_determiners(kb)))
+            and (toks[k + 1] in ("it", "them") or toks[k + 1] in _single_determiners(kb)
+                 or toks[k + 1] in _ASKS))       # "and check whether someone wrote in it"
         if (len(brk) > 1 or brk[0] != "and" or verb_next) and (
                 toks[0] in kb.split_verbs or any(_at(toks, i, p) for i in range(c) for p, _ in phrases)):
             return c
@@ -1737,6 +1835,8 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
 
     first = kb.handover_prepositions[0] if kb.handover_prepositions else None
     for i in range(len(toks) - 1, 0, -1):
+        if any(_at(toks, j, r.phrase) and i < j + len(r.phrase) for j in range(max(0, i - 3), i) for r in kb.relations):
+            continue                     # "to the customer standing next to you": "to" of a relation
         if toks[i] in kb.handover_prepositions and (toks[i] == first or _names_a_person(toks[i + 1:], orig[i + 1:], kb)):
             # "give the nippers to the guest waiting for a manicure": a later "for" whose phrase
             # names no one ("for a manicure") says what for, not to whom
