@@ -238,7 +238,8 @@ def test_unread_clause_is_set_apart_and_it_is_the_object_itself(kb):
     np = parse_query("Grab the bowl that still has soup in it.", "", kb).args["object"]
     assert np.words == ["bowl"] and [(s.key, s.value) for s in np.states] == [("filled", True)]   # read, not left
     np = parse_query("Switch off whatever is buzzing.", "", kb).args["object"]
-    assert np.words == ["buzzing"]
+    # change 22: a thing doing something is a thing that is switched on (was: named "buzzing")
+    assert np.words == ["whatever"] and [(s.key, s.value) for s in np.states] == [("switched_on", True)]
 
 
 def test_indirect_request_takes_the_object_from_the_first_part(kb):

@@ -352,6 +352,8 @@ class Grounder:
             base, how = self._match(" ".join(words), words, ids, plural=len(np.words) > 0 and
                                     (split_words(np.raw) or [""])[-1].lower() != np.words[-1])
             dropped = list(np.attributive) if base else []
+        if not base and np.alt is not None:  # "open the pellets, the blue tub": the other name
+            return self.ground(np.alt, exclude_held=exclude_held)
         if not base:
             return Grounding("none", how=how)
         cands = list(base)
@@ -383,6 +385,14 @@ class Grounder:
                     note = f"\"{q.ref.raw}\" was taken to be {join_ids(loose, 'or')}, the closest in meaning"
                     if note not in self.notes:
                         self.notes.append(note)
+            named = [c for c in cands if q.ref.words and word_key(type_words(c)) == word_key(q.ref.words + np.words)]
+            if named and (ref.status == "none" or set(ref.ids) <= set(named)):
+                # "the shelf on the wall": a wall shelf, the place is in its name (the wall, if
+                # found at all, is the shelf itself)
+                facts.append(f"{join_ids(named)} {'is' if len(named) == 1 else 'are'} the {np.head_text} {q.phrase} "
+                             f"the {q.ref.head_text}")
+                cands = named
+                continue
             if ref.status == "none":
                 return Grounding("none", base=base, how=how, missing_ref=q.ref, reasons=ref.reasons)
             keep, waiting = self._relation_filter(cands, q.relations, ref.ids, q.inverse)

@@ -132,6 +132,8 @@ class Knowledge:
     toward_user: tuple[tuple[str, ...], ...] = ()   # "my way", "this way": the object comes to the user
     remark_leads: list[tuple[str, ...]] = field(default_factory=list)
     contrast_leads: list[tuple[str, ...]] = field(default_factory=list)   # "..., leave the used one"
+    motion_leads: list[tuple[str, ...]] = field(default_factory=list)     # "shift the table a bit ..."
+    place_adverbs: list[tuple[str, ...]] = field(default_factory=list)    # "whatever's on up there"
     purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
     closing_parts: frozenset[str] = field(default_factory=frozenset)
     wordnet_verb_actions: tuple[str, ...] = ()  # actions an unknown verb may name by WordNet
@@ -416,6 +418,8 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         toward_user=tuple(sorted((tuple(str(p).split()) for p in lang.get("toward_user") or []), key=len, reverse=True)),
         remark_leads=_phrases(lang.get("remark_leads") or [], f"{lw}: remark_leads"),
         contrast_leads=_phrases(lang.get("contrast_leads") or [], f"{lw}: contrast_leads"),
+        motion_leads=_phrases(lang.get("motion_leads") or [], f"{lw}: motion_leads"),
+        place_adverbs=_phrases(lang.get("place_adverbs") or [], f"{lw}: place_adverbs"),
         purpose_phrases=_phrases(lang.get("purpose_phrases") or [], f"{lw}: purpose_phrases"),
         modal_clauses=_phrases(lang.get("modal_clauses") or [], f"{lw}: modal_clauses"),
         closing_parts=frozenset(singular(str(w)) for w in lang.get("closing_parts") or []),

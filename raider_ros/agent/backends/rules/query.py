@@ -75,6 +75,7 @@ class NP:
     attributive: list[StateQual] = field(default_factory=list)   # states read before the head ("baked")
     partitive: bool = False             # "a piece of citrus": any one of what the words name
     held: bool = False                  # "what you're holding", "the bottle you've got": in the gripper
+    alt: "NP | None" = None             # "the pellets, the blue tub": another name, tried when this finds nothing
 
     @property
     def head_text(self) -> str:
@@ -235,6 +236,22 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             break
         toks, orig = cut
         partitive = True
+    for i in range(len(toks) - 1, 0, -1):    # "whatever up down there": where the speaker points
+        p = next((p for p in kb.place_adverbs if _at(toks, i, p)), None)
+        if p is not None:
+            del toks[i:i + len(p)], orig[i:i + len(p)]
+            if i > 1 and toks[i - 1] in kb.particles and toks[i - 1] not in kb.result_states:
+                del toks[i - 1], orig[i - 1]     # "lit up down there": the particle before it too
+    toks, orig = _strip_trail(toks, orig, kb.trail_fillers)    # "whatever's blasting music right now"
+    running = None
+    if len(toks) > 2 and toks[0] in ("whatever", "whichever", "something") and toks[1] in ("is", "are") \
+            and toks[2].endswith("ing") and toks[2] not in kb.state_adverbs and toks[2] not in kb.known_types \
+            and toks[2] not in _CONNECTORS and not any(_at(toks, 2, st.phrase) for st in kb.states) \
+            and not any(_at(toks, 3, r.phrase) for r in kb.relations) \
+            and any(load_verb_senses().sense(b) for b in _verb_bases(toks[2])):
+        # "whatever's blasting music", "something's making a racket": a thing doing something is running
+        running = " ".join(toks[1:])
+        toks, orig = toks[:1], orig[:1]
     if len(toks) > 3 and toks[0] in ("whichever", "whatever"):
         k = next((k for k in range(2, len(toks) - 1) if toks[k] in ("is", "are", "has", "was", "have")
                   or toks[k] in _BE_NOT or toks[k] in _HAVE_NOT), None)
@@ -251,6 +268,9 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     states: list[StateQual] = []
     quals: list[RelQual] = []
     notes: list[str] = []
+    if running is not None:
+        states.append(StateQual("switched_on", True, running))
+        notes.append(f"\"{running}\" was read as switched on")
 
     # "Adriana's medicine": the medicine, which belongs to Adriana
     owner = None
@@ -303,6 +323,13 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
     if end_at is not None:
         quals.append(RelQual(" ".join(end_at), (), None, False, kb.end_phrases[end_at]))
         toks, orig = toks[:-len(end_at)], orig[:-len(end_at)]
+    else:                                # "the box at the far end that's still shut": a clause after it
+        at = next(((i, p) for i in range(1, len(toks)) for p in kb.end_phrases
+                   if _at(toks, i, p) and i + len(p) < len(toks) and toks[i + len(p)] in _RELATIVE), None)
+        if at is not None:
+            i, p = at
+            quals.append(RelQual(" ".join(p), (), None, False, kb.end_phrases[p]))
+            del toks[i:i + len(p)], orig[i:i + len(p)]
 
     # "the mug that's got my tea in it", "the cup that hasn't got anything in it yet": something
     # inside, or nothing
@@ -438,6 +465,10 @@ def parse_np(orig: list[str], kb: Knowledge) -> NP:
             continue
         i += 1
     toks, orig = _strip_lead(toks, orig, kb.determiners)
+    if states and len(toks) > 2 and toks[-2] in ("and", "but") and toks[-1].endswith("ing") \
+            and toks[-1] not in kb.known_types:
+        notes.append(f"\"{toks[-1]}\" was not checked: no tool answers it")
+        toks, orig = toks[:-2], orig[:-2]   # "something that is switched on and humming": said of it
     while toks and toks[-1] in ("please", "and", "that", "which"):
         toks, orig = toks[:-1], orig[:-1]
 
@@ -843,8 +874,9 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             clar.append(part)            # "I am Adriana"
             continue
         lead = next((p for p in kb.context_leads if _at(toks, 0, p)), None)
-        if lead is not None and len(toks) > len(lead) and toks[len(lead)] in dets:
-            clar.append(part)            # "it's the one by the plant"
+        if lead is not None and len(toks) > len(lead) and toks[len(lead)] in dets \
+                and (toks[len(lead)] in ("one", "ones") or _names_a_thing(toks[len(lead) + 1:], kb)):
+            clar.append(part)            # "it's the one by the plant" (not "it's the middle of the day")
             continue
         if any(_at(toks, 0, p) for p in kb.contrast_leads) and len(toks) > 1:
             continue                     # "..., leave the one that's been used": not this one
@@ -857,6 +889,11 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             continue
         if any(f == tuple(toks) for f in kb.trail_fillers + kb.lead_fillers):
             continue                     # "..., please, ..."
+        if (toks[0] in dets or toks[0] in _POSSESSIVES) and len(toks) <= 8 and _names_a_thing(toks[1:], kb) \
+                and not any(_at(toks, 1, r.phrase) for r in kb.relations) \
+                and not _own_clause(_expand_contractions(orig, kb), kb) and not _starts_request(part, kb):
+            clar.append(part)            # "open the pellets, the blue tub": the same thing by another name
+            continue
         if len(toks) > 2 and toks[0] in dets and singular(toks[1]) in kb.person_words | kb.role_nouns \
                 and (toks[2] in _AUX or toks[2] not in kb.function_words) \
                 and not any(_at(toks, 2, r.phrase) for r in kb.relations):
@@ -907,6 +944,22 @@ def _own_clause(orig: list[str], kb: Knowledge) -> bool:
         and any(load_verb_senses().sense(b) for b in _participle_bases(verb))
 
 
+def _names_a_thing(toks: list[str], kb: Knowledge) -> bool:
+    """Whether the words after a determiner name a thing: "one", a kind or category the knowledge
+    knows, or a noun WordNet files under physical things other than places, before the first
+    function word ("the red one by the plant", "the mug"; not "the middle of the day")."""
+    lex = load_lexicon()
+    for t in toks[:4]:
+        if t in kb.function_words and t not in ("one", "ones"):
+            break
+        w = singular(t)
+        if t in ("one", "ones") or w in kb.known_types or w in kb.type_descriptions \
+                or kb.category_of([w]) is not None or (lex.senses([w], whole=True)
+                                                       and not lex.under_any([w], [["location"]])):
+            return True
+    return False
+
+
 def _starts_request(part: str, kb: Knowledge) -> bool:
     """A part that, after lead fillers ("so", "go ahead and", "please"), starts with a verb."""
     orig = query_words(part)
@@ -921,7 +974,8 @@ _INDEFINITE = ("something", "anything")
 
 def _indirect(q: str, kb: Knowledge) -> str:
     """"I need the yellow folder, can you get it?" -> "get the yellow folder": a first part that
-    names the object without a verb of its own, and a later request whose object is a pronoun."""
+    names the object without a verb of its own, and a later request whose object is a pronoun
+    ("whatever's still lit up down there, switch it off")."""
     parts = [p.strip() for p in _PART_BREAK.split(q) if p.strip()]
     if len(parts) < 2:
         return q
@@ -933,7 +987,8 @@ def _indirect(q: str, kb: Knowledge) -> str:
         return q                         # the first part is itself a request ("I'd like" is not)
     dets = _single_determiners(kb)
     # where the object starts: a determiner, or an indefinite head ("something to cut the bread with")
-    d = next((k for k, t in enumerate(first) if t in dets or (t in _INDEFINITE and k + 1 < len(first))), None)
+    d = next((k for k, t in enumerate(first) if t in dets or (t in _INDEFINITE + ("whatever", "whichever")
+                                                                 and k + 1 < len(first))), None)
     if d is None and 1 <= len(first) <= 3 and all(t.isalpha() and t not in kb.function_words for t in first) \
             and not any(tuple(first) == f for f in kb.trail_fillers + kb.lead_fillers) \
             and load_lexicon().senses([singular(t) for t in first]):
@@ -1125,6 +1180,10 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
             and toks[0] not in kb.not_again_verbs and kb.action_for_verb(toks[0][2:]):
         toks = [toks[0][2:]] + toks[1:]  # "refill", "reopen": the action again is the action
     purpose = ""
+    moved = _moved_to(toks, kb)
+    if moved is not None:                # "shift the whole table nearer the window": where it goes
+        purpose = " ".join(orig[moved:])
+        toks, orig = toks[:moved], orig[:moved]
     end = _object_end(toks, kb)          # "switch the screen off for the night": the purpose apart
     if end is not None and end < len(toks):
         purpose = " ".join(orig[end:])
@@ -1256,6 +1315,8 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if d is not None:                # "... out to the weathering ground": where it goes, not which
             purpose = " ".join(body_o[d[1]:])
             body_t, body_o = body_t[:d[0]], body_o[:d[0]]
+    if moved is not None and action in (None, "approach", "handover") and "pick" in kb.actions:
+        action = "pick"                  # a thing moved elsewhere is carried
     if action not in (None, "handover") and len(body_t) > 1 and body_t[0] in kb.person_pronouns:
         body_t, body_o = body_t[1:], body_o[1:]          # "get me the apple": me is not the object
     if action is not None and verb:
@@ -1329,6 +1390,23 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if src is not None:
             pq.args["source"] = src.ref
     return pq
+
+
+def _moved_to(toks: list[str], kb: Knowledge) -> int | None:
+    """Where the words saying where a thing is moved start ("shift the whole table nearer the
+    window", "heave the desk a bit to the left", "move the dressing table a little closer to
+    me"): a `motion_leads` phrase after the object of a verb that is no action of the knowledge's
+    own but moving ("move"), or a verb it lacks; None otherwise ("pick up the cup closer to the
+    kettle" says which cup)."""
+    if len(toks) < 4 or kb.action_for_verb(toks[0]) not in (None, "approach") or toks[0] in kb.split_verbs:
+        return None
+    for m in range(2, len(toks)):
+        if toks[m - 1] in kb.function_words:
+            continue
+        lead = next((p for p in kb.motion_leads if _at(toks, m, p)), None)
+        if lead is not None and not (m + len(lead) < len(toks) and toks[m + len(lead)] == "of"):
+            return m
+    return None
 
 
 def _drop_participles(toks: list[str], orig: list[str], kb: Knowledge) -> tuple[list[str], list[str]]:
@@ -1894,6 +1972,9 @@ def merge_context(pq: ParsedQuery, context: str, kb: Knowledge) -> None:
         pq.context_np = np
         role = _context_role(pq, np, kb)
         if role is None:
+            objects = [r for r in pq.role_order(kb) if r not in ("recipient", "target")]
+            if len(objects) == 1 and not statement and np.words:
+                pq.args[objects[0]].alt = np     # "my lines, the binder with the script in it"
             continue
         if statement and _about_people(pq, role, kb) and not any(o[:1].isupper() for o in orig[1:]):
             # "the other guest has just left", "she's the only one still waiting": a remark about

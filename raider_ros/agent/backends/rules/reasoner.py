@@ -514,6 +514,8 @@ class _Run:
             heldtxt = "" if not pool.held else f"; the robot is holding {pool.held}" + \
                 (f", not the {what}" if role in hold_roles else "")
             wanted = use_description(np.words, self.kb)
+            if wanted is None and np.alt is not None:     # "something stretchy ..., an elastic band, say"
+                wanted = f"or {np.alt.describe()}"
             text = self.sentence("not_found", what=f"{what} ({wanted})" if wanted else what, seen=seen, held=heldtxt)
             return self._decide("unfeasibility", text, [], "the object is not present")
         # several candidates: the ambiguity comes first (for a handover even when none is in the gripper)
