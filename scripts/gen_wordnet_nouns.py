@@ -8,7 +8,7 @@ data.noun each sense's class hypernyms ("@").
 
 Rows (tab-separated):
   ``L  <lemma>  <synset>[,<synset>...]``   a lemma (one to three words, letters only, spaces
-                             between) and its most frequent sense that is not a named individual,
+                             between; a hyphen parts words too, "walkie talkie") and its most frequent sense that is not a named individual,
                              when that is a physical thing (SENSES = 1: later senses, such as
                              "chair" as the electric chair, an instrument, gave false kinds);
   ``A  <lemma>  <synset>[,<synset>...]``   the lemma's later senses for physical things, used
@@ -44,7 +44,12 @@ def main() -> None:
     is_physical = under(PHYSICAL, up)
     lemmas: dict[str, list[str]] = {}
     others: dict[str, list[str]] = {}
-    for parts, offsets in index_lemmas(wn, 3):
+    seen: set[str] = set()
+    # the spellings without a hyphen first: "ice cream" wins over "ice-cream"
+    for parts, offsets in [*index_lemmas(wn, 3), *index_lemmas(wn, 3, hyphens=True)]:
+        if " ".join(parts) in seen:
+            continue
+        seen.add(" ".join(parts))
         named = [o for o in offsets if o not in instances]
         senses = [o for o in named[:SENSES] if is_physical(o)]
         if senses:

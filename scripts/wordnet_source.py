@@ -27,16 +27,17 @@ def hypernyms(wn: Path) -> tuple[dict[str, list[str]], set[str]]:
     return up, instances
 
 
-def lemmas(wn: Path, max_words: int) -> Iterator[tuple[list[str], list[str]]]:
+def lemmas(wn: Path, max_words: int, hyphens: bool = False) -> Iterator[tuple[list[str], list[str]]]:
     """From index.noun: (words of a lemma, its synset offsets, most frequent first), for lemmas of
-    at most ``max_words`` words of letters only."""
+    at most ``max_words`` words of letters only (``hyphens``: a hyphen also parts words,
+    "walkie-talkie" is "walkie talkie")."""
     with (wn / "index.noun").open(encoding="latin-1") as f:
         for line in f:
             if line.startswith("  "):
                 continue                 # the licence header
             fields = line.split()
             lemma, synset_cnt, p_cnt = fields[0], int(fields[2]), int(fields[3])
-            parts = lemma.split("_")
+            parts = lemma.replace("-", "_").split("_") if hyphens else lemma.split("_")
             if len(parts) <= max_words and all(p.isalpha() for p in parts):
                 yield parts, fields[6 + p_cnt: 6 + p_cnt + synset_cnt]
 

@@ -17,6 +17,11 @@ BLOCK_HIDDEN_FRACTION = 0.2      # benchmark format: an occluder hides at least 
 PATH_CORRIDOR_M = 0.3            # ... or stands this close to the floor path
 
 
+# actions done to a thing where it stands, which what lies on or in it does not hinder (opening
+# is not one: a book on a box's lid keeps it shut)
+_IN_PLACE_ACTIONS = ("turn_on", "turn_off", "fill")
+
+
 @dataclass
 class CheckOutcome:
     check: str
@@ -192,9 +197,10 @@ class Checker:
             return self._outcome("not_blocked", role, obj, "pending", "")
         if others is None:
             return self._outcome("not_blocked", role, obj, "unknown", f"whether anything blocks {obj} ({self._unknown(a)})")
-        if others and role == "location":
+        if others and (role == "location" or self.action in _IN_PLACE_ACTIONS):
             # what already lies on or in the place hides part of it, but is not in the way of
-            # putting something there ("toss the sweater into the hamper" with a shirt in it)
+            # putting something there ("toss the sweater into the hamper" with a shirt in it), nor
+            # of switching or filling the thing where it stands (the kettle on the stove)
             contents: set[str] = set()
             for rel in ("on top of", "inside"):
                 r, ids, _ = self._related(rel, obj)

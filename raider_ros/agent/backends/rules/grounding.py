@@ -113,6 +113,16 @@ class Grounder:
     def match_name(self, np: NP, ids: list[str]) -> tuple[list[str], str]:
         last = (split_words(np.raw) or [""])[-1].lower()
         hits, how = self._match(np.raw, np.words, ids, plural=np.partitive or (bool(np.words) and last != np.words[-1]))
+        if not hits and np.words and last != np.words[-1] and not self.strict:
+            # "field glasses": a plural WordNet knows as a lemma of its own (binoculars), not the
+            # plural of its singular ("field glass", a telescope)
+            lex = load_lexicon()
+            said = np.words[:-1] + [last]
+            own = lex.senses(said, whole=True)
+            if own and own != lex.senses(np.words, whole=True):
+                kinds = [i for i in ids if lex.is_a(lex_words(i), said) or lex.shares_a_sense(type_words(i), said)]
+                if kinds:
+                    return kinds, "kind"
         if np.words and last != np.words[-1] and how in ("type", "fuzzy") and len(hits) > 1:
             # "my glasses": a plural WordNet knows on its own (spectacles, not drinking glasses)
             # keeps the types whose own plural name is that thing

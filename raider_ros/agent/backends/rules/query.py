@@ -737,6 +737,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
         pq = _natural(_let_have(request, kb), kb, guess_verb)
         pq.text = q
         _one_from_earlier(pq, said, kb)
+        _its_part(pq, said, kb)
         _into_hands(pq, said, kb)
         _pronoun_to_name(pq, said, kb)
     if context.strip():
@@ -1071,8 +1072,17 @@ def _one_from_earlier(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
     parts = _SENTENCE_BREAK.split(q)
     if len(parts) < 2:
         return
+    found = _earlier_noun(parts[:-1], kb)
+    if found:
+        obj.words, obj.raw = found, " ".join(found)
+        obj.text = f"{obj.text} ({' '.join(found)})"
+
+
+def _earlier_noun(parts: list[str], kb: Knowledge) -> list[str] | None:
+    """The last noun phrase WordNet knows (its singular words after a determiner) in the last of
+    ``parts`` that has one; None when none has."""
     lex, dets = load_lexicon(), _single_determiners(kb) | {"a", "an", "some"}
-    for part in reversed(parts[:-1]):
+    for part in reversed(parts):
         toks = [t.lower() for t in query_words(part)]
         found = None
         for i, t in enumerate(toks):
@@ -1086,9 +1096,25 @@ def _one_from_earlier(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
             if run:
                 found = run
         if found:
-            obj.words, obj.raw = found, " ".join(found)
-            obj.text = f"{obj.text} ({' '.join(found)})"
-            return
+            return found
+    return None
+
+
+def _its_part(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
+    """"The iron has run dry - fill its water tank": "its" names the thing an earlier part speaks
+    of; acting on its part acts on it, so that thing is another name of the object, tried when
+    the part itself is not in view ("fill its bowl" with the bowl in view fills the bowl)."""
+    obj = pq.args.get("object")
+    if obj is None or not obj.words or obj.alt is not None:
+        return
+    parts = [p for p in _PART_BREAK.split(q) if p.strip()]
+    k = next((k for k, p in enumerate(parts) if re.search(rf"\bits\s+(?:\w+\s+){{0,2}}{re.escape(obj.raw.split()[-1])}\b",
+                                                         p, re.IGNORECASE)), None)
+    if not k:
+        return
+    found = _earlier_noun(parts[:k], kb)
+    if found and found != obj.words:
+        obj.alt = parse_np(found, kb)
 
 
 _HAND_WORDS = ("hand", "hands", "palm", "palms")

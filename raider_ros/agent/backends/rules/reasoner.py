@@ -20,7 +20,7 @@ from raider_ros.common.text import split_words, word_key
 
 from . import embedding
 from .checks import CheckOutcome, Checker
-from .grounding import Grounder, Grounding, Pool, join_ids, person_phrase, role_words, use_description
+from .grounding import CLEAR_SCORE, Grounder, Grounding, Pool, join_ids, person_phrase, role_words, use_description
 from .knowledge import Knowledge, KnowledgeError, load_knowledge, say_type, type_words
 from .lexicon import load_lexicon
 from .query import NP, ParsedQuery, parse_np, parse_query
@@ -373,9 +373,22 @@ class _Run:
             return gr.ground_person(np, pq.person_hint, pq.role_names)
         if np.held:                      # "what you're holding", "the bottle you've got"
             if not pool.held:
+                if np.words and self.kb.category_of(np.words) != "thing":
+                    # "put the timer you're holding on the desk" with an empty gripper: the one
+                    # timer in view is what the request is about (named in the grounding, not
+                    # held); of two bottles in view, neither is named
+                    seen = gr.ground(np)
+                    if seen.status == "pending":
+                        return seen
+                    return Grounding("none", how="held", base=list(seen.ids) if seen.status == "one" else [])
                 return Grounding("none", how="held")
             if not np.words or gr.match_name(np, [pool.held])[0]:
                 return _in_gripper(pool.held, f"the robot holds {pool.held}, which \"{np.describe() or 'what it holds'}\" names")
+            close = gr.meaning_scores(np.words, [pool.held])
+            if close and close[0][1] >= CLEAR_SCORE:
+                # "give Tom the printer paper you're carrying" while holding the paper ream: what
+                # the speaker says is in the gripper, named close enough, is what is held
+                return _in_gripper(pool.held, f"the robot holds {pool.held}, the closest in meaning to \"{np.describe()}\"")
         if must_hold and not pool.held and _points_at_held(np):
             # "put it on the hot plate" with an empty gripper: "it" points at nothing in view
             return Grounding("none", how="held")
@@ -481,7 +494,8 @@ class _Run:
         for role in order:
             g, np = results[role], pq.args[role]
             if g.status == "none" and g.how == "held":
-                return self._decide("unfeasibility", self.sentence("nothing_held", say=say), _other_ids(results, role),
+                return self._decide("unfeasibility", self.sentence("nothing_held", say=say),
+                                    list(g.base or []) + _other_ids(results, role),
                                     "the gripper is empty and the object is only pointed at")
         for role in order:
             g, np = results[role], pq.args[role]
