@@ -903,7 +903,7 @@ def _use_verbs(verb: str, kb: Knowledge) -> list[str]:
     from .query import _verb_bases           # query imports nothing from this module at load
     senses = load_verb_senses()
     bases = [b for b in _verb_bases(verb) if senses.sense(b) or kb.action_for_verb(b)] if verb.endswith("ing") else [verb]
-    wordnet_actions = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions if a in kb.actions}
+    wordnet_actions = kb.verbs_of(kb.wordnet_verb_actions)
     verbs = list(bases)
     for b in bases:
         action = kb.action_for_verb(b) or senses.action_of(b, wordnet_actions)

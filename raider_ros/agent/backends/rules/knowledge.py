@@ -174,6 +174,11 @@ class Knowledge:
     def action_for_verb(self, verb: str) -> str | None:
         return self.verb_index.get(word_key(split_words(verb)))
 
+    def verbs_of(self, actions) -> dict[str, list[str]]:
+        """Each of ``actions`` that the knowledge has, with its verbs as phrases ("pick up"): the
+        anchors a verb the knowledge lacks is read against by WordNet (VerbSenses.action_of)."""
+        return {a: [" ".join(v) for v in self.actions[a].verbs] for a in actions if a in self.actions}
+
     def category_of(self, words: list[str]) -> str | None:
         return self.category_aliases.get(word_key(singular(w) for w in words))
 

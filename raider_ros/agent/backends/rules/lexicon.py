@@ -23,6 +23,7 @@ class Lexicon:
                  later: dict[str, tuple[str, ...]] | None = None):
         self._senses, self._up, self._later = senses, hypernyms, later or {}
         self._anc: dict[str, frozenset[str]] = {}
+        self._person = self._get(["person"])[:1]    # person.n.01: types in view are no people
 
     def senses(self, words: list[str], whole: bool = False) -> tuple[str, ...]:
         """The senses of the longest tail of ``words`` WordNet knows ("hair dryer", else "dryer");
@@ -51,7 +52,7 @@ class Lexicon:
         and a name whose most frequent sense is no physical thing has its later ones that are
         ("scale": the weighing machine; the whole name, not a tail of it). The senses as they are when all are people's."""
         got = self.senses(words, whole)
-        person = self._get(["person"])[:1]
+        person = self._person
         words = [w.lower() for w in words if w]
         tails = [words] if whole else [words[n:] for n in range(max(0, len(words) - MAX_WORDS), len(words))]
         if not got:                      # "scale": first a relative size, then a weighing machine (the

@@ -611,7 +611,7 @@ def _needs_state(toks: list[str], i: int, kb: Knowledge) -> tuple[int, StateQual
 def _result_of(verb: str, kb: Knowledge) -> tuple[str, bool] | None:
     """The state (key, value) the action of a verb leaves its object in (action_results), the
     verb read by the knowledge or, as for a verb it lacks, by WordNet; None otherwise."""
-    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.action_results if a in kb.actions}
+    anchors = kb.verbs_of(kb.action_results)
     action = kb.action_for_verb(verb) or load_verb_senses().action_of(verb, anchors)
     return kb.action_results[action] if action in kb.action_results else None
 
@@ -890,9 +890,11 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             continue
         if any(f == tuple(toks) for f in kb.trail_fillers + kb.lead_fillers):
             continue                     # "..., please, ..."
+        # a sentence of its own, not a request: "..., the drinks are in there"
+        remark = _own_clause(_expand_contractions(orig, kb), kb) and not _starts_request(part, kb)
         if (toks[0] in dets or toks[0] in _POSSESSIVES) and len(toks) <= 8 and _names_a_thing(toks[1:], kb) \
-                and not any(_at(toks, 1, r.phrase) for r in kb.relations) \
-                and not _own_clause(_expand_contractions(orig, kb), kb) and not _starts_request(part, kb):
+                and not any(_at(toks, 1, r.phrase) for r in kb.relations) and not remark \
+                and not _starts_request(part, kb):
             clar.append(part)            # "open the pellets, the blue tub": the same thing by another name
             continue
         if len(toks) > 2 and toks[0] in dets and singular(toks[1]) in kb.person_words | kb.role_nouns \
@@ -901,7 +903,7 @@ def _remarks(q: str, kb: Knowledge) -> tuple[str, list[str]]:
             continue                     # "... - the teller wants some water": a person as the subject
         if len(toks) > 2 and toks[1] in _AUX and toks[0] not in dets and not _starts_request(part, kb):
             continue                     # "..., people will be wanting tea": a clause of its own
-        if _own_clause(_expand_contractions(orig, kb), kb) and not _starts_request(part, kb):
+        if remark:
             continue                     # "..., the drinks are in there", "..., my earring rolled under it"
         keep.append(part)
     return " ".join(keep), clar
@@ -1110,7 +1112,7 @@ def _its_part(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
     parts = [p for p in _PART_BREAK.split(q) if p.strip()]
     k = next((k for k, p in enumerate(parts) if re.search(rf"\bits\s+(?:\w+\s+){{0,2}}{re.escape(obj.raw.split()[-1])}\b",
                                                          p, re.IGNORECASE)), None)
-    if not k:
+    if k is None or k == 0:              # "its" must follow the part that names the thing
         return
     found = _earlier_noun(parts[:k], kb)
     if found and found != obj.words:
@@ -1477,7 +1479,7 @@ def _wordnet_verb(toks: list[str], kb: Knowledge) -> tuple[str, int] | None:
     if len(toks) < 2 or not (kb.wordnet_verb_actions or kb.wordnet_verb_anchors):
         return None
     senses = load_verb_senses()
-    actions = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions}
+    actions = kb.verbs_of(kb.wordnet_verb_actions)
     for a, anchors in kb.wordnet_verb_anchors.items():
         actions[a] = actions.get(a, []) + list(anchors)
     firsts = [toks[0]] + (_verb_bases(toks[0]) if toks[0].endswith("ing") else [])
@@ -1657,7 +1659,7 @@ def _needs_doing(q: str, kb: Knowledge) -> str:
     k = next((i for i in range(2, len(toks) - 1) if toks[i] in _NEEDS and toks[i + 1].endswith("ing")), None)
     if k is None or toks[0] not in _single_determiners(kb) or k + 2 < len(toks) and toks[k + 2] not in kb.state_adverbs:
         return q
-    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions if a in kb.actions}
+    anchors = kb.verbs_of(kb.wordnet_verb_actions)
     base = next((b for b in _verb_bases(toks[k + 1])
                  if kb.action_for_verb(b) or load_verb_senses().action_of(b, anchors)), None)
     if base is None:
@@ -1684,7 +1686,7 @@ def _wants_done(q: str, kb: Knowledge) -> str:
     noun ("I want the sliced bread")."""
     parts = [p.strip() for p in _PART_BREAK.split(q) if p.strip()]
     dets = _single_determiners(kb)
-    anchors = {a: [" ".join(v) for v in kb.actions[a].verbs] for a in kb.wordnet_verb_actions if a in kb.actions}
+    anchors = kb.verbs_of(kb.wordnet_verb_actions)
     for n, part in enumerate(parts):
         if n and _starts_request(parts[n - 1], kb):
             break                        # "Switch the toaster on? I'd like my bread toasted": a reason
@@ -1702,14 +1704,13 @@ def _wants_done(q: str, kb: Knowledge) -> str:
                 break
             bases = [w] if w in _SAME_PARTICIPLE else _participle_bases(w)
             part_of = toks[k + 1] if k + 1 < len(toks) and toks[k + 1] in kb.particles else None
-            if part_of is not None and any(kb.action_for_verb(f"{b} {part_of}") for b in bases):
-                base = next(f"{b} {part_of}" for b in bases if kb.action_for_verb(f"{b} {part_of}"))
-                return " , ".join(parts[:n] + [" ".join([base] + orig[d:k] + orig[k + 2:])] + parts[n + 1:])
-            base = next((b for b in bases if kb.action_for_verb(b) or load_verb_senses().action_of(b, anchors)), None)
-            if base is None:
-                continue
-            rebuilt = " ".join([base] + orig[d:k] + orig[k + 1:])
-            return " , ".join(parts[:n] + [rebuilt] + parts[n + 1:])
+            # "switched off": the phrasal verb with its particle first, then the verb alone
+            base = next((f"{b} {part_of}" for b in bases if part_of and kb.action_for_verb(f"{b} {part_of}")), None)
+            rest = orig[k + 2:] if base else orig[k + 1:]
+            base = base or next((b for b in bases if kb.action_for_verb(b) or load_verb_senses().action_of(b, anchors)),
+                                None)
+            if base is not None:
+                return " , ".join(parts[:n] + [" ".join([base] + orig[d:k] + rest)] + parts[n + 1:])
     return q
 
 
