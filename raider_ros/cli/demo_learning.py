@@ -25,6 +25,23 @@ STAGES = {"planning": "PLAN", "checking": "CHECK", "issue": "ISSUE", "recovering
           "done": "DONE", "learning": "LEARN"}
 
 
+class LessonLines:
+    """What the robot learned travels twice: as the executor's last "learning" feedback and in the
+    result's ``lesson``. Feedback is a topic, so that message can be lost or arrive after the result;
+    the demo says the lesson once, from whichever comes first."""
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+
+    def first_time(self, lesson: str) -> bool:
+        """True when ``lesson`` is not empty and has not been said yet (and marks it said)."""
+        lesson = lesson.strip()
+        if not lesson or lesson in self._said:
+            return False
+        self._said.add(lesson)
+        return True
+
+
 def run_learning(timeout: float, log_dir: str | None, robot_prefix: str | None = None) -> bool:
     """Task 3: three requests in words on one graph with a memory node (a fresh database)."""
     import tempfile
@@ -62,8 +79,13 @@ def run_learning(timeout: float, log_dir: str | None, robot_prefix: str | None =
                     raise TimeoutError("the node graph did not come up within 90 s (perception, memory or executor)")
             say("READY", "simulated world, perception, issue detector, planner, person, memory and executor are up")
 
+            lesson_lines = LessonLines()
+
             def on_feedback(m):
                 f = m.feedback
+                if f.stage == "learning" and f.message.startswith(("learned lesson", "not learned")) \
+                        and not lesson_lines.first_time(f.message):
+                    return
                 who = STAGES.get(f.stage, f.stage.upper())
                 step = f"step {f.step_index + 1} " if f.step_index >= 0 else ""
                 text = f.message if f.stage in ("planning", "checking", "recovering") else \
@@ -93,6 +115,8 @@ def run_learning(timeout: float, log_dir: str | None, robot_prefix: str | None =
                 if not handle.accepted:
                     raise RuntimeError("plan_executor refused the request")
                 res = wait(handle.get_result_async(), "the request", timeout).result
+                if lesson_lines.first_time(res.lesson):     # its feedback message was lost or is late
+                    say("LEARN", names["now"].rewrite(res.lesson, capitalise=False))
                 say("RESULT", f"{'success' if res.success else 'FAILED'}: {res.message} "
                               f"({res.steps_done}/{res.steps_total} steps, plan from {res.plan_source or 'nowhere'})")
                 source = res.plan_source or "nowhere"
