@@ -18,7 +18,7 @@ from raider_ros.common.colour import colour_cost
 from raider_ros.common.text import singular, split_words, word_key
 
 from . import embedding
-from .lexicon import load_lexicon, load_verb_senses
+from .lexicon import load_lexicon, load_uses, load_verb_senses
 from .knowledge import Knowledge, type_key, type_of, type_words
 from .query import NP, StateQual, _is_person_noun
 from .transcript import Observations, entry_for
@@ -112,7 +112,8 @@ class Grounder:
     # ------------------------------------------------------------------ names
     def match_name(self, np: NP, ids: list[str]) -> tuple[list[str], str]:
         last = (split_words(np.raw) or [""])[-1].lower()
-        hits, how = self._match(np.raw, np.words, ids, plural=np.partitive or (bool(np.words) and last != np.words[-1]))
+        hits, how = self._match(np.raw, np.words, ids, plural=np.partitive or (bool(np.words) and last != np.words[-1]),
+                                contents=" of " in f" {np.text.lower()} ", said=np.text)
         if not hits and np.words and last != np.words[-1] and not self.strict:
             # "field glasses": a plural WordNet knows as a lemma of its own (binoculars), not the
             # plural of its singular ("field glass", a telescope)
@@ -134,7 +135,12 @@ class Grounder:
                     return fits, how
         return hits, how
 
-    def _match(self, raw: str, words: list[str], ids: list[str], plural: bool = False) -> tuple[list[str], str]:
+    def _match(self, raw: str, words: list[str], ids: list[str], plural: bool = False,
+               contents: bool = False, said: str = "") -> tuple[list[str], str]:
+        """The ids a phrase names, and how ("id", "type", "fuzzy", "category", "embedding", "kind").
+        ``contents``: the phrase was said as a container of what it holds ("the bottle of ear
+        cleaner", read "ear cleaner bottle"); ``said``: the phrase as said, with what a use is done
+        to ("something to tighten this screw with", whose words stop at the verb)."""
         if not ids:
             return [], ""
         rawc = word_key(split_words(raw))
@@ -144,7 +150,7 @@ class Grounder:
         if not words:
             return [], ""
         if not self.strict:
-            tools = self._by_use(words, ids)
+            tools = self._by_use(words, ids, [w.lower() for w in split_words(said)] if said else words)
             if tools:                    # "something to snip this thread with": the scissors
                 return tools, "kind"
         levels: dict[int, list[str]] = {3: [], 2: [], 1: [], 0: []}
@@ -230,15 +236,20 @@ class Grounder:
             top, second = _best_two(scores)
             hits = [i for i, s in scores if s >= MEANING_SCORE and s >= top - MEANING_MARGIN]
             # a phrase that is itself the name of a known kind ("pear") names that kind only
-            own_kind = word_key(words) in self.kb.type_descriptions or word_key(words) in self.kb.known_types \
-                or words[-1] in self.kb.type_descriptions or words[-1] in self.kb.known_types
+            whole_kind = word_key(words) in self.kb.type_descriptions or word_key(words) in self.kb.known_types
+            own_kind = whole_kind or words[-1] in self.kb.type_descriptions or words[-1] in self.kb.known_types
             if plural and top >= PLURAL_FLOOR and not own_kind:
                 # "the baked goods": a plural may name several kinds (the best may have had the
                 # shared-word bonus, the others not)
                 floor = max(PLURAL_FLOOR, top - PLURAL_MARGIN - (WORD_BONUS if top >= 1.0 else 0.0))
                 hits = [i for i, s in scores if s >= floor]
-            if not hits and top >= CLEAR_SCORE and top - second >= CLEAR_MARGIN and not own_kind:
-                hits = [i for i, s in scores if s == top]     # one kind far ahead of every other
+            if not hits and top >= CLEAR_SCORE and top - second >= CLEAR_MARGIN and not whole_kind:
+                first = [i for i, s in scores if s == top]     # one kind far ahead of every other; a
+                # phrase whose head is a known kind names one of that kind ("the icing bag": the
+                # piping bag), not another ("the bowling ball" is no bowling pin); nor one whose
+                # contents the phrase names ("the bottle of ear cleaner" is no shampoo bottle)
+                if not own_kind or (not contents and all((type_words(i) or [""])[-1] == words[-1] for i in first)):
+                    hits = first
             if hits and len(words) == 1:
                 # "the cheese": not the cheese knife, whose name only carries the word and which
                 # WordNet says is no cheese; and every kind of cheese in view, the brie, the gouda
@@ -261,16 +272,35 @@ class Grounder:
                 return same, "kind"
         return self._by_head(words, ids), "kind"
 
-    def _by_use(self, words: list[str], ids: list[str]) -> list[str]:
+    def _by_use(self, words: list[str], ids: list[str], said: list[str]) -> list[str]:
         """The types WordNet files under the instruments of a use: "something to snip this thread
         with", "the thing I write with", "a gadget for sharpening" name a cutting implement, a
-        writing implement, a sharpener (instrument_nouns)."""
+        writing implement, a sharpener (instrument_nouns). Else the kinds WordNet defines as made
+        for the use (wordnet_uses.tsv.gz: "broom: ... for sweeping"), or else for what the use is
+        done to in ``said`` ("something to tighten this screw with": "screwdriver: ... for driving
+        screws")."""
         verb = used_verb(words, self.kb)
         if verb is None:
             return []
         lex = load_lexicon()
         nouns, heads = instrument_nouns(verb, self.kb), agent_heads(verb, self.kb)
-        return [i for i in ids if (type_words(i) or [""])[-1] in heads or any(lex.is_a(lex_words(i), n) for n in nouns)]
+        found = [i for i in ids if (type_words(i) or [""])[-1] in heads or any(lex.is_a(lex_words(i), n) for n in nouns)]
+        if found:
+            return found
+        if not done_with(said, verb):    # "something to eat": the food, not the cutlery
+            return []
+        # no instrument noun: the kinds WordNet defines as made for the use ("something to sweep
+        # the floor with": "broom: a cleaning implement for sweeping"), the verb's own forms first
+        uses = load_uses()
+        for verbs in (_verb_forms(verb), _use_verbs(verb, self.kb)):
+            found = [i for i in ids if uses.made_for(lex, lex_words(i), verbs)]
+            if found:
+                return found
+        thing = use_object(said, verb, self.kb)
+        if thing:                        # "something to tighten this screw with": "screwdriver: a
+            #                              hand tool for driving screws", whatever the verb
+            return [i for i in ids if uses.made_for_object(lex, lex_words(i), thing)]
+        return []
 
     def _by_head(self, words: list[str], ids: list[str]) -> list[str]:
         """The last resort for a plain phrase: what its own words name by WordNet. The same sense
@@ -861,6 +891,9 @@ def used_verb(words: list[str], kb: Knowledge) -> str | None:
     if len(words) < 3 or singular(words[0]) not in _GENERIC_HEADS:
         return None
     k, nxt = words[1], words[2]
+    if k in kb.subject_pronouns:         # "something I can turn the sausages with": past the auxiliary
+        from .query import _AUX
+        nxt = next((w for w in words[2:] if w not in _AUX), "")
     if k == "to" or k in kb.subject_pronouns:
         return nxt if nxt.isalpha() and nxt not in kb.function_words else None
     if k == "for" and nxt.endswith("ing") and len(nxt) > 5:
@@ -897,6 +930,41 @@ def _agent_nouns(v: str) -> list[str]:
     return list(dict.fromkeys([v + "er"] + ([v + v[-1] + "er"] if v[-1] not in "aeiouwxy" else []) + [v + "or"]))
 
 
+_USE_END = frozenset({"with", "on", "in", "into", "onto", "off", "from", "at", "by", "to", "for", "over", "out", "up"})
+
+
+def done_with(words: list[str], verb: str) -> bool:
+    """Whether a use phrase names what the use is done with, not what it is done to: the verb has
+    an object or a preposition after it ("something to sweep the floor with", "something I can
+    drink out of"), not "something to eat", "something to ring"."""
+    return verb in words and words.index(verb) + 1 < len(words)
+
+
+def use_object(words: list[str], verb: str, kb: Knowledge) -> str | None:
+    """The head noun of what a use is done to: "something to tighten this screw with" -> screw,
+    "something to check the tyre pressure with" -> pressure; None when the verb takes nothing."""
+    if verb not in words:
+        return None
+    after = []
+    for w in words[words.index(verb) + 1:]:
+        if w in _USE_END:
+            break
+        after.append(w)
+    content = [w for w in after if w.isalpha() and w not in kb.function_words and w not in kb.determiners]
+    return singular(content[-1]) if content else None
+
+
+def _a(noun: str) -> str:
+    """The noun with its indefinite article: "a broom", "an apron"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def _verb_forms(verb: str) -> list[str]:
+    """The verb as said, or the base forms of one in -ing ("sweeping" -> sweep, sweepe)."""
+    from .query import _verb_bases
+    return _verb_bases(verb) if verb.endswith("ing") else [verb]
+
+
 def _use_verbs(verb: str, kb: Knowledge) -> list[str]:
     """The verb (its base forms for one in -ing) and the one-word verbs of the action the
     knowledge or WordNet reads it as ("snip" -> cut, slice, chop ...)."""
@@ -912,15 +980,20 @@ def _use_verbs(verb: str, kb: Knowledge) -> list[str]:
     return [v for v in dict.fromkeys(verbs) if len(v) >= 3 and v.isalpha() and not v.endswith("object")]
 
 
-def use_description(words: list[str], kb: Knowledge, n: int = 3) -> str | None:
+def use_description(words: list[str], kb: Knowledge, n: int = 3, said: list[str] | None = None) -> str | None:
     """What a phrase naming a thing by its use asks for, in WordNet's words, with kinds the
     knowledge describes as examples: "something to write with" -> "a writing implement such as a
-    crayon, a pen or a pencil"; None for other phrases."""
+    crayon, a pen or a pencil"; None for other phrases. ``said``: the phrase's words as said, past
+    the verb ("something to sweep the floor with" -> "a broom")."""
     verb = used_verb(words, kb)
     nouns = instrument_nouns(verb, kb) if verb else []
+    lex = load_lexicon()
+    if not nouns and verb and done_with(said or words, verb):   # "something to sweep with": "a broom", as WordNet defines one
+        made = [n for n in load_uses().names(lex, _verb_forms(verb)) if word_key(n.split()) in kb.type_descriptions][:n]
+        if made:
+            return ", ".join(_a(x) for x in made[:-1]) + (" or " if len(made) > 1 else "") + _a(made[-1])
     if not nouns:
         return None
-    lex = load_lexicon()
     one = [t for t in kb.type_descriptions if t.isalpha() and lex.senses([t], whole=True) and
            not lex.senses([t + "s"], whole=True)]      # "scissor" is said "scissors"
     first = f"a {' '.join(nouns[0])}"

@@ -182,6 +182,11 @@ class Knowledge:
     def category_of(self, words: list[str]) -> str | None:
         return self.category_aliases.get(word_key(singular(w) for w in words))
 
+    def names_anything(self, words: list[str]) -> bool:
+        """Whether the words name any object at all ("something", "a thing", "whatever")."""
+        cat = self.category_of(words)
+        return cat is not None and "*" in self.categories[cat]
+
     def in_category(self, name: str, category: str) -> bool:
         """A type belongs to a category when it, or its head word, is listed ("TableLamp": lamp)."""
         members = self.categories[category]

@@ -64,6 +64,14 @@ class Lexicon:
         things = tuple(s for s in self._later.get(key, ()) if person[0] not in self.ancestors(s))
         return things or got
 
+    def lemma_senses(self):
+        """Every lemma with its most frequent senses that are things: (lemma, senses)."""
+        return self._senses.items()
+
+    def later_senses(self):
+        """Every lemma with its later senses that are things: (lemma, senses)."""
+        return self._later.items()
+
     def ancestors(self, synset: str) -> frozenset[str]:
         got = self._anc.get(synset)
         if got is None:
@@ -134,6 +142,61 @@ class Lexicon:
         if not kind or not senses:
             return None
         return any(kind[0] in self.ancestors(s) for s in senses)
+
+
+class Uses:
+    """What artefacts are for, from WordNet's definitions (data/knowledge/wordnet_uses.tsv.gz,
+    scripts/gen_wordnet_uses.py): "broom: a cleaning implement for sweeping" makes a broom a thing
+    to sweep with; kinds under such a sense share its use (a match is a lighter, a thing for
+    lighting)."""
+
+    MAX_KINDS = 15
+
+    def __init__(self, kinds: dict[str, tuple[str, ...]], objects: dict[str, tuple[str, ...]] | None = None):
+        self._kinds, self._objects = kinds, objects or {}
+
+    def kinds_for_object(self, noun: str) -> tuple[str, ...]:
+        """The senses whose use takes the noun ("screw": the screwdriver, "for driving screws");
+        none for a noun more than MAX_KINDS senses take ("food", "water")."""
+        got = self._objects.get(noun.lower(), ())
+        return got if len(got) <= self.MAX_KINDS else ()
+
+    def made_for_object(self, lex: Lexicon, type_words: list[str], noun: str, steps: int = 2) -> bool:
+        """Whether a type is, or lies at most ``steps`` levels under, a sense whose use takes the noun."""
+        kinds = set(self.kinds_for_object(noun))
+        return bool(kinds) and any(kinds & lex.near_kinds(s, steps) for s in lex.thing_senses(type_words))
+
+    def kinds_for(self, verbs: list[str]) -> tuple[str, ...]:
+        """The senses whose definition gives one of the verbs as their use, verb by verb; none for
+        a verb that more than MAX_KINDS senses are for ("hold", "carry", "keep", "measure": such a
+        use says little of what the thing is)."""
+        return tuple(dict.fromkeys(k for v in verbs for k in self._kinds.get(v.lower(), ())
+                                   if len(self._kinds[v.lower()]) <= self.MAX_KINDS))
+
+    def made_for(self, lex: Lexicon, type_words: list[str], verbs: list[str], steps: int = 2) -> bool:
+        """Whether a type (its most frequent sense that is a thing, as :meth:`Lexicon.thing_senses`)
+        is, or lies at most ``steps`` levels under, a sense made for one of the verbs."""
+        kinds = set(self.kinds_for(verbs))
+        return bool(kinds) and any(kinds & lex.near_kinds(s, steps) for s in lex.thing_senses(type_words))
+
+    def names(self, lex: Lexicon, verbs: list[str]) -> list[str]:
+        """The lemmas (as words) with a sense made for one of the verbs: those whose most frequent
+        sense it is first ("broom"), then those whose later sense it is ("lighter": a barge first)."""
+        kinds = set(self.kinds_for(verbs))
+        if not kinds:
+            return []
+        first = [lemma for lemma, senses in lex.lemma_senses() if senses[0] in kinds]
+        return first + [lemma for lemma, senses in lex.later_senses() if lemma not in first and kinds & set(senses)]
+
+
+@lru_cache(maxsize=2)
+def load_uses(path: str | None = None) -> Uses:
+    """The table of data/knowledge/wordnet_uses.tsv.gz (no uses when it is absent)."""
+    p = data_dir() / "knowledge" / "wordnet_uses.tsv.gz" if path is None else path
+    tables: dict[str, dict[str, tuple[str, ...]]] = {"U": {}, "O": {}}
+    for parts in _rows(p, lambda parts: parts[0] in tables, "U|O<TAB>verb or noun<TAB>synsets"):
+        tables[parts[0]][parts[1]] = tuple(parts[2].split(","))
+    return Uses(tables["U"], tables["O"])
 
 
 def type_is_a(type_name: str, kind: str) -> bool:

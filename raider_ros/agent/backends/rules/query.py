@@ -1942,6 +1942,10 @@ def _split_handover(toks: list[str], orig: list[str], kb: Knowledge) -> list[lis
     for i in range(len(toks) - 1, 0, -1):
         if any(_at(toks, j, r.phrase) and i < j + len(r.phrase) for j in range(max(0, i - 3), i) for r in kb.relations):
             continue                     # "to the customer standing next to you": "to" of a relation
+        if toks[i] == first and i + 1 < len(toks) and kb.names_anything(toks[i - 1:i]) \
+                and orig[i + 1][:1].islower() and toks[i + 1] not in kb.person_pronouns \
+                and toks[i + 1] not in kb.user_words and load_verb_senses().sense(toks[i + 1]) is not None:
+            continue                     # "I need something to sweep the floor with": a use, not someone
         if toks[i] in kb.handover_prepositions and (toks[i] == first or _names_a_person(toks[i + 1:], orig[i + 1:], kb)):
             # "give the nippers to the guest waiting for a manicure": a later "for" whose phrase
             # names no one ("for a manicure") says what for, not to whom

@@ -527,7 +527,7 @@ class _Run:
             seen = self.sentence("closest_seen", ids=join_ids(near, "and")) if near else ""
             heldtxt = "" if not pool.held else f"; the robot is holding {pool.held}" + \
                 (f", not the {what}" if role in hold_roles else "")
-            wanted = use_description(np.words, self.kb)
+            wanted = use_description(np.words, self.kb, said=[w.lower() for w in split_words(np.text)])
             if wanted is None and np.alt is not None:     # "something stretchy ..., an elastic band, say"
                 wanted = f"or {np.alt.describe()}"
             text = self.sentence("not_found", what=f"{what} ({wanted})" if wanted else what, seen=seen, held=heldtxt)
