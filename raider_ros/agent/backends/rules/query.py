@@ -136,9 +136,34 @@ def _expand_contractions(orig: list[str], kb: Knowledge) -> list[str]:
             out += [t[:-2], "has"]       # "whatever's been left on": has, not is
         elif low.endswith("'s") and low not in _KEEP_APOSTROPHE and low[:-2] in kb.is_contractions:
             out += [t[:-2], "is"]
+        elif low.endswith("'s") and low not in _KEEP_APOSTROPHE and len(low) > 2 and _is_after(orig, k + 1, kb):
+            out += [t[:-2], "is"]        # "the kettle's boiling over", "the lamp's on"
         else:
             out.append(t)
     return out
+
+
+def _is_after(orig: list[str], k: int, kb: Knowledge) -> bool:
+    """Whether an 's before orig[k] means "is": a present participle of a WordNet verb that ends
+    the phrase or is followed by a particle or function word ("the kettle's boiling over", "the
+    lamp's glaring in my eyes"; not "the patient's reading glasses"), an adverb ("the knife's
+    already in your gripper"), or a one-word state that ends the phrase ("the lamp's on"; not
+    "Maria's empty mug"); only for a subject that starts its part ("the kettle's ..."), never
+    after a name ("Adriana's ...")."""
+    if k >= len(orig) or orig[k - 1][:1].isupper() and k > 1:
+        return False                     # "Adriana's ...": a name owns what follows
+    if k > 4 or orig[0].lower() not in _single_determiners(kb):
+        return False                     # only a subject that starts its part: not "open the notepad the pen's lying on"
+    nxt = orig[k].lower()
+    after = orig[k + 1].lower() if k + 1 < len(orig) else ""
+    if nxt.endswith("ing") and len(nxt) > 5 and any(load_verb_senses().sense(b) for b in _verb_bases(nxt)):
+        return not after or after in kb.particles or after in kb.function_words
+    if (nxt,) in kb.trail_fillers:       # "the knife's already in your gripper", "the mug's there"
+        return True
+    low = [t.lower() for t in orig]
+    if any(_at(low, k, p) for p, _ in kb.place_prepositions) or any(_at(low, k, r.phrase) for r in kb.relations):
+        return True                      # "the knife's in your hand", "the mug's next to the sink"
+    return k + 1 == len(orig) and any(st.phrase == (nxt,) for st in kb.states)
 
 
 def _possessive(tok: str) -> bool:
@@ -740,6 +765,7 @@ def parse_query(query: str, context: str, kb: Knowledge,
         _its_part(pq, said, kb)
         _into_hands(pq, said, kb)
         _pronoun_to_name(pq, said, kb)
+        _needer_is_recipient(pq, said, kb)
     if context.strip():
         merge_context(pq, context, kb)
     return pq
@@ -1019,6 +1045,11 @@ def _indirect(q: str, kb: Knowledge) -> str:
         a = next((k for k in range(2, len(obj)) if obj[k].lower() in _AUX), None)
         if a is not None and obj[a - 1].lower() not in _RELATIVE:
             obj = obj[:a] + ["that"] + obj[a:]   # "the machine has gone dark": the machine that has ...
+            v = a + 2                    # "the desk lamp is glaring in my eyes": what it does to
+            if v < len(obj) and obj[v].lower().endswith("ing"):   # someone is no place of the lamp
+                end = next((k for k in range(v + 1, len(obj) - 1) if obj[k].lower() in kb.function_words
+                            and obj[k + 1].lower() in _HOLDERS), len(obj))
+                obj = obj[:end]
         rebuilt = " ".join(orig[:n] + obj + orig[n + 1:])
         return " , ".join([rebuilt] + [p for k, p in enumerate(parts[1:], 1) if k != j])
     return q
@@ -1039,6 +1070,29 @@ def _pronoun_to_name(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
     names = [n for part in _SENTENCE_BREAK.split(q) for n in _names(query_words(part), kb)]
     if len(names) == 1:
         pq.args["recipient"] = parse_np(names[0], kb)
+
+
+_WANTS = ("needs", "wants", "is after", "would like", "could use", "has asked for", "asked for")
+
+
+def _needer_is_recipient(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
+    """"Maisie needs the sunscreen you're holding, pass it over": a handover that names no one goes
+    to the one person a part says needs or wants the thing (a capitalised name, then "needs",
+    "wants", ...)."""
+    if pq.action != "handover" or pq.args.get("recipient") is not None or "object" not in pq.args:
+        return
+    found = []
+    for part in _PART_BREAK.split(q):
+        orig = query_words(part)
+        toks = [t.lower() for t in orig]
+        n = 0
+        while n < min(3, len(orig)) and orig[n][:1].isupper() and toks[n] not in _single_determiners(kb) \
+                and toks[n] not in kb.function_words:
+            n += 1
+        if n and any(_at(toks, n, tuple(w.split())) for w in _WANTS):
+            found.append(orig[:n])
+    if len(found) == 1:
+        pq.args["recipient"] = parse_np(found[0], kb)
 
 
 def _names(orig: list[str], kb: Knowledge) -> list[list[str]]:
@@ -1286,6 +1340,10 @@ def _natural(q: str, kb: Knowledge, guess_verb: Callable[[str], str | None] | No
         if verb in kb.split_verbs and len(body_t) > 1 and body_t[-1] in kb.split_verbs[verb]:
             action = kb.split_verbs[verb][body_t[-1]]
             body_t, body_o = body_t[:-1], body_o[:-1]
+        if action is None and later:     # "unhook the wall cupboard and carry it over here": the
+            then = _later_on_it(later, kb)   # first verb is no action, the next one on "it" is
+            if then is not None:
+                action, verb = then
         if (action is not None or verb) and len(body_t) > 1 and (body_t[0] in kb.particles or body_t[0] == _ACROSS) \
                 and body_t[0] not in kb.result_states and (
                     not any(_at(body_t, 0, r.phrase) for r in kb.relations)
@@ -1524,6 +1582,25 @@ def _made_from(toks: list[str], kb: Knowledge, also_of: bool = False) -> tuple[i
 
 
 _DESTINATION = ("to", "into", "onto", "toward", "towards", "in")
+
+
+def _later_on_it(later: str, kb: Knowledge) -> tuple[str, str] | None:
+    """(action, verb) of a later request whose object is "it"/"them", for an action of one object
+    ("and carry it over here": pick; "then switch it on"); None otherwise."""
+    toks = [t.lower() for t in query_words(later)]
+    brk = next((b for b in kb.clause_breaks if _at(toks, 0, b)), None)
+    toks = toks[len(brk):] if brk else toks
+    if len(toks) < 2:
+        return None
+    if len(toks) > 2 and toks[1] in ("it", "them") and toks[2] in kb.split_verbs.get(toks[0], {}):
+        return kb.split_verbs[toks[0]][toks[2]], f"{toks[0]} {toks[2]}"    # "then switch it on"
+    hit = next(((p, a) for p, a in _verb_phrases(kb) if _at(toks, 0, p)), None)
+    action, n = (hit[1], len(hit[0])) if hit else (None, 1)
+    if action is None and _verb_kind([toks[0], "the", "it"], "carrying", kb):
+        action = "pick"                  # "carry", "lug": to carry a thing it is picked up
+    if action is None or action in ("place", "handover") or n >= len(toks) or toks[n] not in ("it", "them"):
+        return None
+    return action, " ".join(toks[:n])
 
 
 def _verb_kind(toks: list[str], kind: str, kb: Knowledge) -> bool:
@@ -1907,8 +1984,10 @@ def _clause_break(toks: list[str], kb: Knowledge) -> int | None:
             and (toks[k + 1] in ("it", "them") or toks[k + 1] in _single_determiners(kb)
                  or toks[k + 1] in _ASKS))       # "and check whether someone wrote in it"
         if (len(brk) > 1 or brk[0] != "and" or verb_next) and (
-                toks[0] in kb.split_verbs or any(_at(toks, i, p) for i in range(c) for p, _ in phrases)):
-            return c
+                toks[0] in kb.split_verbs or any(_at(toks, i, p) for i in range(c) for p, _ in phrases)
+                or (verb_next and k + 1 < len(toks) and toks[k + 1] in ("it", "them")
+                    and toks[1] in _single_determiners(kb) and load_verb_senses().sense(toks[0]))):
+            return c                     # "unhook the wall cupboard and carry it": a verb WordNet has
     return None
 
 

@@ -494,7 +494,12 @@ class _Run:
         for role in order:
             g, np = results[role], pq.args[role]
             if g.status == "none" and g.how == "held":
-                return self._decide("unfeasibility", self.sentence("nothing_held", say=say),
+                # "put the bucket you're holding on the table": the answer names the bucket
+                named = bool(np.words) and not self.kb.names_anything(np.words) and \
+                    not any(w in self.kb.person_pronouns or w in self.kb.determiners for w in np.words)
+                text = self.sentence("nothing_held_named", what=np.describe(), say=say) if named else \
+                    self.sentence("nothing_held", say=say)
+                return self._decide("unfeasibility", text,
                                     list(g.base or []) + _other_ids(results, role),
                                     "the gripper is empty and the object is only pointed at")
         for role in order:
