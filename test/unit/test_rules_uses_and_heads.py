@@ -97,6 +97,8 @@ def test_use_description_names_a_made_kind(kb):
     assert use_description(["something", "to", "sweep", "the", "floor", "with"], kb) == "a broom"
     assert use_description(["something", "to", "ring"], kb) is None
     assert use_description(["something", "to", "eat"], kb) is None
+    heat = use_description(["thing", "we", "heat", "the", "meals", "in"], kb)
+    assert heat and "such as a heater" not in heat        # a kind is no example of itself
     assert use_description(["something", "to", "sweep"], kb, said=["something", "to", "sweep", "the", "floor"]) == "a broom"
 
 

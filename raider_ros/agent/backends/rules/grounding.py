@@ -989,7 +989,7 @@ def use_description(words: list[str], kb: Knowledge, n: int = 3, said: list[str]
     nouns = instrument_nouns(verb, kb) if verb else []
     lex = load_lexicon()
     if not nouns and verb and done_with(said or words, verb):   # "something to sweep with": "a broom", as WordNet defines one
-        made = [n for n in load_uses().names(lex, _verb_forms(verb)) if word_key(n.split()) in kb.type_descriptions][:n]
+        made = [x for x in load_uses().names(lex, _verb_forms(verb)) if word_key(x.split()) in kb.type_descriptions][:n]
         if made:
             return ", ".join(_a(x) for x in made[:-1]) + (" or " if len(made) > 1 else "") + _a(made[-1])
     if not nouns:
@@ -998,7 +998,7 @@ def use_description(words: list[str], kb: Knowledge, n: int = 3, said: list[str]
            not lex.senses([t + "s"], whole=True)]      # "scissor" is said "scissors"
     first = f"a {' '.join(nouns[0])}"
     for k, noun in enumerate(nouns):
-        kinds = [t for t in one if lex.is_a([t], noun)][:n]
+        kinds = [t for t in one if lex.is_a([t], noun) and [t] != noun][:n]   # not "a heater such as a heater"
         if kinds:                        # "a duster or a cleaning implement such as a broom, ..."
             listed = ", ".join(f"a {x}" for x in kinds[:-1]) + (" or " if len(kinds) > 1 else "") + f"a {kinds[-1]}"
             return (f"{first} or " if k else "") + f"a {' '.join(noun)} such as {listed}"
