@@ -132,6 +132,7 @@ class Knowledge:
     toward_user: tuple[tuple[str, ...], ...] = ()   # "my way", "this way": the object comes to the user
     remark_leads: list[tuple[str, ...]] = field(default_factory=list)
     contrast_leads: list[tuple[str, ...]] = field(default_factory=list)   # "..., leave the used one"
+    want_verbs: list[tuple[str, ...]] = field(default_factory=list)       # "Maisie needs the ..., pass it over"
     motion_leads: list[tuple[str, ...]] = field(default_factory=list)     # "shift the table a bit ..."
     place_adverbs: list[tuple[str, ...]] = field(default_factory=list)    # "whatever's on up there"
     purpose_phrases: list[tuple[str, ...]] = field(default_factory=list)
@@ -428,6 +429,7 @@ def load_knowledge(directory: str | None = None) -> Knowledge:
         toward_user=tuple(sorted((tuple(str(p).split()) for p in lang.get("toward_user") or []), key=len, reverse=True)),
         remark_leads=_phrases(lang.get("remark_leads") or [], f"{lw}: remark_leads"),
         contrast_leads=_phrases(lang.get("contrast_leads") or [], f"{lw}: contrast_leads"),
+        want_verbs=_phrases(lang.get("want_verbs") or [], f"{lw}: want_verbs"),
         motion_leads=_phrases(lang.get("motion_leads") or [], f"{lw}: motion_leads"),
         place_adverbs=_phrases(lang.get("place_adverbs") or [], f"{lw}: place_adverbs"),
         purpose_phrases=_phrases(lang.get("purpose_phrases") or [], f"{lw}: purpose_phrases"),

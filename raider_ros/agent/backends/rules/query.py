@@ -1072,13 +1072,10 @@ def _pronoun_to_name(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
         pq.args["recipient"] = parse_np(names[0], kb)
 
 
-_WANTS = ("needs", "wants", "is after", "would like", "could use", "has asked for", "asked for")
-
-
 def _needer_is_recipient(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
     """"Maisie needs the sunscreen you're holding, pass it over": a handover that names no one goes
-    to the one person a part says needs or wants the thing (a capitalised name, then "needs",
-    "wants", ...)."""
+    to the one person a part says needs or wants the thing (a capitalised name, then one of
+    language.yaml's want_verbs)."""
     if pq.action != "handover" or pq.args.get("recipient") is not None or "object" not in pq.args:
         return
     found = []
@@ -1089,7 +1086,7 @@ def _needer_is_recipient(pq: ParsedQuery, q: str, kb: Knowledge) -> None:
         while n < min(3, len(orig)) and orig[n][:1].isupper() and toks[n] not in _single_determiners(kb) \
                 and toks[n] not in kb.function_words:
             n += 1
-        if n and any(_at(toks, n, tuple(w.split())) for w in _WANTS):
+        if n and any(_at(toks, n, w) for w in kb.want_verbs):
             found.append(orig[:n])
     if len(found) == 1:
         pq.args["recipient"] = parse_np(found[0], kb)
