@@ -968,9 +968,8 @@ def _verb_forms(verb: str) -> list[str]:
 def _use_verbs(verb: str, kb: Knowledge) -> list[str]:
     """The verb (its base forms for one in -ing) and the one-word verbs of the action the
     knowledge or WordNet reads it as ("snip" -> cut, slice, chop ...)."""
-    from .query import _verb_bases           # query imports nothing from this module at load
     senses = load_verb_senses()
-    bases = [b for b in _verb_bases(verb) if senses.sense(b) or kb.action_for_verb(b)] if verb.endswith("ing") else [verb]
+    bases = [b for b in _verb_forms(verb) if senses.sense(b) or kb.action_for_verb(b)] if verb.endswith("ing") else [verb]
     wordnet_actions = kb.verbs_of(kb.wordnet_verb_actions)
     verbs = list(bases)
     for b in bases:

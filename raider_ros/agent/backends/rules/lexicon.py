@@ -163,8 +163,7 @@ class Uses:
 
     def made_for_object(self, lex: Lexicon, type_words: list[str], noun: str, steps: int = 2) -> bool:
         """Whether a type is, or lies at most ``steps`` levels under, a sense whose use takes the noun."""
-        kinds = set(self.kinds_for_object(noun))
-        return bool(kinds) and any(kinds & lex.near_kinds(s, steps) for s in lex.thing_senses(type_words))
+        return _is_or_under(lex, type_words, set(self.kinds_for_object(noun)), steps)
 
     def kinds_for(self, verbs: list[str]) -> tuple[str, ...]:
         """The senses whose definition gives one of the verbs as their use, verb by verb; none for
@@ -176,8 +175,7 @@ class Uses:
     def made_for(self, lex: Lexicon, type_words: list[str], verbs: list[str], steps: int = 2) -> bool:
         """Whether a type (its most frequent sense that is a thing, as :meth:`Lexicon.thing_senses`)
         is, or lies at most ``steps`` levels under, a sense made for one of the verbs."""
-        kinds = set(self.kinds_for(verbs))
-        return bool(kinds) and any(kinds & lex.near_kinds(s, steps) for s in lex.thing_senses(type_words))
+        return _is_or_under(lex, type_words, set(self.kinds_for(verbs)), steps)
 
     def names(self, lex: Lexicon, verbs: list[str]) -> list[str]:
         """The lemmas (as words) with a sense made for one of the verbs: those whose most frequent
@@ -187,6 +185,11 @@ class Uses:
             return []
         first = [lemma for lemma, senses in lex.lemma_senses() if senses[0] in kinds]
         return first + [lemma for lemma, senses in lex.later_senses() if lemma not in first and kinds & set(senses)]
+
+
+def _is_or_under(lex: Lexicon, type_words: list[str], kinds: set[str], steps: int) -> bool:
+    """Whether a type's thing senses are one of ``kinds`` or lie at most ``steps`` levels under one."""
+    return bool(kinds) and any(kinds & lex.near_kinds(s, steps) for s in lex.thing_senses(type_words))
 
 
 @lru_cache(maxsize=2)
